@@ -12,11 +12,8 @@ namespace {
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
-void setup_verbs(CLI::App& app, int& exit_code) {
+void setup_verbs([[maybe_unused]] CLI::App& app, [[maybe_unused]] int& exit_code) {
   using namespace genrepro::cli;
-  setup_generate(app, exit_code);
-  setup_tokenize(app, exit_code);
-  setup_fixture(app, exit_code);
 }
 
 }  // namespace
