@@ -1,0 +1,23 @@
+#pragma once
+// The loop, as the article writes it: model -> logits -> sampler chain -> pick -> record -> stop?
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/records.hpp"
+#include "engine/logits_source.hpp"
+
+namespace genrepro {
+
+// How a token id is shown in a step record (the tokenizer's display form of one token).
+using TokenText = std::function<std::string(int64_t)>;
+
+// Runs one generation. `params` must already be valid (check_run_params). Stops at EOS
+// (eos_token_id, read from the model's config) when params.stop_at_eos, at
+// params.max_new_tokens, or when the sequence fills source.context_size() (context_full).
+GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>& prompt_ids,
+                                const RunParams& params, int64_t eos_token_id,
+                                const TokenText& token_text);
+
+}  // namespace genrepro

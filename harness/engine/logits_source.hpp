@@ -1,0 +1,27 @@
+#pragma once
+// Where the loop's logits come from. The loop does not care whether the model recomputes the
+// whole sequence (the article's use_cache=False) or keeps a KV cache; tests use fakes.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace genrepro {
+
+class Gpt2Model;
+
+class LogitsSource {
+ public:
+  virtual ~LogitsSource() = default;
+  // Logits [V] (float32) for the token that follows `ids`, the whole sequence so far
+  // (prompt + tokens generated). Called with a sequence one token longer each step.
+  virtual torch::Tensor next_logits(const std::vector<int64_t>& ids) = 0;
+  // The model's context (n_positions): the loop never feeds a longer sequence.
+  virtual int64_t context_size() const = 0;
+};
+
+std::unique_ptr<LogitsSource> make_recompute_source(const Gpt2Model& model);
+std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model);
+
+}  // namespace genrepro
