@@ -327,9 +327,9 @@ std::string nearest_key(const std::string& key, const std::vector<std::string>& 
   return best;
 }
 
-nlohmann::json params_to_json(const RunParams& p) {
+nlohmann::ordered_json params_to_json(const RunParams& p) {
   const SamplingParams& s = p.sampling;
-  nlohmann::json j = nlohmann::json::object();
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["mode"] = to_string(s.mode);
   j["temperature"] = s.temperature;
   j["top_k"] = s.top_k;
@@ -388,7 +388,7 @@ std::string run_id(const std::string& experiment, int64_t prompt_index, const st
   }
   // nlohmann's json keeps object keys sorted and dumps doubles in their shortest round-trip
   // form, so this text is canonical: the same parameters always hash the same.
-  const nlohmann::json canonical = {{"params", params_to_json(p)}, {"prompt", prompt}};
+  const nlohmann::json canonical = {{"params", nlohmann::json(params_to_json(p))}, {"prompt", prompt}};
   const std::string hash = sha256_hex(canonical.dump()).substr(0, kIdHashHexDigits);
   return experiment + "/p" + std::to_string(prompt_index) + "/" + summary + "-" + hash;
 }

@@ -346,7 +346,7 @@ TEST(ExperimentSpec, ParamsJsonRoundTrips) {
   p.max_new_tokens = 0;
   p.use_cache = true;
   p.top_candidates = 10;
-  const RunParams q = params_from_json(params_to_json(p), "params");
+  const RunParams q = params_from_json(nlohmann::json(params_to_json(p)), "params");
   EXPECT_EQ(params_to_json(q), params_to_json(p));
   EXPECT_EQ(q.sampling.seed, p.sampling.seed);
 }
