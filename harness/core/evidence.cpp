@@ -262,9 +262,18 @@ ojson run_to_json(const RunRecord& r) {
           {"timing", {{"seconds", real(g.seconds)}, {"tokens_per_second", real(tokens_per_second)}}}};
 }
 
-ojson evidence_to_json(const Evidence& e) {
+ojson model_to_json(const ModelInfo& m) {
   ojson files = ojson::object();
-  for (const auto& [name, f] : e.model.files) files[name] = {{"sha256", f.sha256}, {"bytes", f.bytes}};
+  for (const auto& [name, f] : m.files) files[name] = {{"sha256", f.sha256}, {"bytes", f.bytes}};
+  return {{"source", m.source},
+          {"path", m.path},
+          {"config", ojson(m.config)},
+          {"eos_token_id", m.eos_token_id},
+          {"n_positions", m.n_positions},
+          {"files", files}};
+}
+
+ojson evidence_to_json(const Evidence& e) {
   ojson experiments = ojson::array();
   for (const ExperimentRecord& x : e.experiments) {
     experiments.push_back({{"name", x.name}, {"path", x.path}, {"sha256", x.sha256}, {"spec", ojson(x.spec)}});
@@ -275,13 +284,7 @@ ojson evidence_to_json(const Evidence& e) {
           {"genrepro", {{"version", e.genrepro.version}, {"git_commit", e.genrepro.git_commit}}},
           {"created_utc", e.created_utc},
           {"environment", environment_to_json(e.environment)},
-          {"model",
-           {{"source", e.model.source},
-            {"path", e.model.path},
-            {"config", ojson(e.model.config)},
-            {"eos_token_id", e.model.eos_token_id},
-            {"n_positions", e.model.n_positions},
-            {"files", files}}},
+          {"model", model_to_json(e.model)},
           {"experiments", experiments},
           {"runs", runs}};
 }

@@ -71,6 +71,7 @@ struct Evidence {
 // JSON with keys in the documented order.
 nlohmann::ordered_json evidence_to_json(const Evidence& e);
 nlohmann::ordered_json environment_to_json(const Environment& env);
+nlohmann::ordered_json model_to_json(const ModelInfo& m);
 nlohmann::ordered_json run_to_json(const RunRecord& r);
 
 // `file` names the source in messages: "<file>: runs[3].steps[0].prob: ...".
