@@ -224,19 +224,12 @@ int64_t check_record(const SpecReader& r, const json& root) {
   return rec["top_candidates"].get<int64_t>();
 }
 
-// The stages a run's parameters switch on must be in its sampler_order, or they would silently
-// do nothing.
-void check_active_stages(const SpecReader& r, const RunParams& p, const std::string& where) {
-  const SamplingParams& s = p.sampling;
-  const auto missing = [&](const char* stage, bool active, const std::string& value) {
-    if (active && !contains(s.sampler_order, stage)) {
-      r.fail(where, "sampler_order = " + shown(json(s.sampler_order)) + " leaves out " + stage + ", but " + stage +
-                        " = " + value + " is set; add \"" + stage + "\" to the order or remove " + stage);
-    }
-  };
-  missing("temperature", s.temperature != 1.0, short_number(s.temperature));
-  missing("top_k", s.top_k > 0, std::to_string(s.top_k));
-  missing("top_p", s.top_p < 1.0, short_number(s.top_p));
+// Problems that only show in the combination (a stage left out of sampler_order while its
+// parameter is set) are reported at the run entry, with check_run_params' words.
+void check_combination(const SpecReader& r, const RunParams& p, const std::string& where) {
+  for (const ParamProblem& problem : check_run_params(p)) {
+    throw SpecError(r.path() + ": " + describe_problem(problem, child(where, problem.field)));
+  }
 }
 
 struct RunEntry {
@@ -449,7 +442,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
           const auto& [value, where] = e.axes[a][pick[a]];
           r.apply_checked_type(e.keys[a], value, where, run.params);
         }
-        check_active_stages(r, run.params, e.source);
+        check_combination(r, run.params, e.source);
         run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
         const auto [it, inserted] = seen_ids.emplace(run.id, e.source);
         if (!inserted)
