@@ -8,5 +8,8 @@ namespace genrepro::cli {
 
 void setup_fixture(CLI::App& app, int& exit_code);
 void setup_tokenize(CLI::App& app, int& exit_code);
+void setup_run(CLI::App& app, int& exit_code);
+void setup_merge(CLI::App& app, int& exit_code);
+void setup_env(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli
