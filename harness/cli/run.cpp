@@ -1,4 +1,5 @@
 // genrepro run: experiment files in, evidence.json out (docs/experiments.md, docs/evidence-format.md).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "cli/verbs.hpp"
+#include "core/errors.hpp"
 #include "core/evidence.hpp"
 #include "core/experiment_spec.hpp"
 #include "core/model_files.hpp"
@@ -27,6 +29,10 @@ struct RunOptions {
 };
 
 void run_run(const RunOptions& o) {
+  // Found out now, not after the last run: a directory can never be replaced by the evidence.
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.out, ec))
+    throw UsageError("--out " + o.out + ": is a directory; give a file path such as " + o.out + "/evidence.json");
   RunnerOptions runner;
   runner.experiment_paths = o.experiments;
   runner.shard = parse_shard(o.shard);

@@ -46,3 +46,10 @@ set_tests_properties(run.article_on_fixture PROPERTIES LABELS cli FIXTURES_REQUI
 add_test(NAME env.blas_from_process
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/env_blas.py --binary $<TARGET_FILE:genrepro>)
 set_tests_properties(env.blas_from_process PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 120)
+
+genrepro_cli_test(NAME run.out_is_directory EXIT 2 ONE_LINE_STDERR
+  STDERR "--out .*: is a directory; give a file path such as"
+  COMMAND run ${CMAKE_SOURCE_DIR}/experiments/article/greedy.json --out ${CMAKE_BINARY_DIR})
+genrepro_cli_test(NAME env.prints_environment EXIT 0
+  STDOUT "\"blas\": \\{.*\"library\": .*\"threads\": \\{.*\"intra_op\": 1"
+  COMMAND env)
