@@ -93,18 +93,22 @@ class SpecReader {
     throw SpecError(path_ + ": " + describe_problem({"", shown(value), allowed}, where));
   }
 
-  void check_keys(const json& obj, const std::string& where, const std::vector<std::string>& known) const {
+  enum class Level { top, run, record };
+
+  void check_keys(const json& obj, const std::string& where, Level level) const {
+    const std::vector<std::string>& known = level == Level::top ? kTopKeys : level == Level::run ? kRunKeys : kRecordKeys;
     for (const auto& item : obj.items()) {
       if (contains(known, item.key())) continue;
-      fail(child(where, item.key()), "unknown key" + misplaced_hint(item.key(), known) + " (known here: " +
+      fail(child(where, item.key()), "unknown key" + misplaced_hint(item.key(), level, known) + " (known here: " +
                                          join(known, ", ") + ")");
     }
   }
 
-  std::string misplaced_hint(const std::string& key, const std::vector<std::string>& known) const {
-    if (&known == &kTopKeys && contains(kRunKeys, key)) return "; " + key + " belongs in each entry of runs";
-    if (&known != &kRecordKeys && key == "top_candidates") return "; top_candidates belongs in record";
-    if (&known == &kRunKeys && contains(kTopKeys, key)) return "; " + key + " is a top-level key";
+  // A key that is valid elsewhere is named with its place; otherwise the nearest key here.
+  static std::string misplaced_hint(const std::string& key, Level level, const std::vector<std::string>& known) {
+    if (level == Level::top && contains(kRunKeys, key)) return "; " + key + " belongs in each entry of runs";
+    if (level != Level::record && key == "top_candidates") return "; top_candidates belongs in record";
+    if (level == Level::run && contains(kTopKeys, key)) return "; " + key + " is a top-level key";
     const std::string near = nearest_key(key, known);
     return near.empty() ? "" : "; did you mean \"" + near + "\"?";
   }
@@ -218,7 +222,7 @@ int64_t check_record(const SpecReader& r, const json& root) {
   if (!root.contains("record")) return defaults.top_candidates;
   const json& rec = root["record"];
   if (!rec.is_object()) r.fail_value("record", rec, "an object, e.g. {\"top_candidates\": 5}");
-  r.check_keys(rec, "record", kRecordKeys);
+  r.check_keys(rec, "record", SpecReader::Level::record);
   if (!rec.contains("top_candidates")) return defaults.top_candidates;
   r.check_run_value("top_candidates", rec["top_candidates"], "record.top_candidates");
   return rec["top_candidates"].get<int64_t>();
@@ -243,7 +247,7 @@ RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::stri
   RunEntry out;
   out.source = where;
   if (!entry.is_object()) r.fail_value(where, entry, "an object such as {\"mode\": \"greedy\"}");
-  r.check_keys(entry, where, kRunKeys);
+  r.check_keys(entry, where, SpecReader::Level::run);
   if (!entry.contains("mode")) r.fail(child(where, "mode"), "missing; give \"greedy\" or \"sample\"");
   const json& mode = entry["mode"];
   if (mode.is_array())
@@ -397,7 +401,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
   if (!parsed.ok()) throw SpecError(path + ": " + parsed.problem);
   const json& root = parsed.value;
   if (!root.is_object()) r.fail_value("(top level)", root, "an object with name, prompts and runs (see docs/experiments.md)");
-  r.check_keys(root, "", kTopKeys);
+  r.check_keys(root, "", SpecReader::Level::top);
 
   ExperimentSpec spec;
   spec.path = path;
