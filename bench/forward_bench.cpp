@@ -27,11 +27,9 @@ using genrepro::FixturePreset;
 // "the river bank was a little. The": the article's prompt plus four tokens.
 const std::vector<int64_t> kPromptIds = {1169, 7850, 3331, 373, 257, 1310, 13, 383};
 
-std::string preset_name(FixturePreset p) { return p == FixturePreset::tiny ? "tiny" : "gpt2-124m-shape"; }
-
 // The preset's fixture directory, written on first use.
 std::string fixture_dir(FixturePreset preset) {
-  const fs::path dir = fs::temp_directory_path() / ("genrepro-bench-" + preset_name(preset));
+  const fs::path dir = fs::temp_directory_path() / ("genrepro-bench-" + std::string(genrepro::to_string(preset)));
   if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json")) {
     genrepro::write_fixture_model(dir.string(), preset, GENREPRO_BENCH_TOKENIZER_DIR);
   }
@@ -92,7 +90,7 @@ int main(int argc, char** argv) {
     const genrepro::Gpt2Model& model = *models.back();
     for (const int64_t n : w.new_tokens) {
       for (const bool cached : {false, true}) {
-        const std::string name = "greedy/" + preset_name(w.preset) + (cached ? "/kv_cache" : "/recompute") +
+        const std::string name = "greedy/" + std::string(genrepro::to_string(w.preset)) + (cached ? "/kv_cache" : "/recompute") +
                                  "/new_tokens:" + std::to_string(n);
         benchmark::RegisterBenchmark(name.c_str(), bench_greedy, std::cref(model), cached, n)
             ->Unit(benchmark::kMillisecond)
