@@ -1,6 +1,8 @@
 #pragma once
 // The one place that says which sampling parameters are allowed, so that CLI flags and
 // experiment files reject the same values with the same words. No libtorch.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +26,18 @@ std::vector<ParamProblem> check_run_params(const RunParams& p);
 
 // Parses "temperature,top_k,top_p" style lists; throws SpecError naming the bad stage.
 std::vector<std::string> parse_sampler_order(const std::string& comma_separated);
+
+// Allowed values of top_p_rule ({"article", "hf"}) and rng ({"torch", "portable"}).
+const std::vector<std::string>& top_p_rule_names();
+const std::vector<std::string>& rng_names();
+
+// A seed as the user wrote it: decimal digits only, below 2^64. Empty for "-1", "abc", "1.5",
+// "1e3", "" or an overflow; callers report it with seed_allowed().
+std::optional<uint64_t> parse_seed(const std::string& text);
+const char* seed_allowed();
+
+// One line for a problem: "<where> = <value> is not allowed; allowed: <allowed>", where `where`
+// is the flag (--temperature) or the JSON path (experiments[0].sampling.temperature).
+std::string describe_problem(const ParamProblem& problem, const std::string& where);
 
 }  // namespace genrepro
