@@ -6,5 +6,7 @@
 
 namespace genrepro::cli {
 
+void setup_diff(CLI::App& app, int& exit_code);
+void setup_bless(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli

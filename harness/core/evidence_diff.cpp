@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/json_text.hpp"
 #include "core/records.hpp"
 
 namespace genrepro {
@@ -21,7 +21,7 @@ using Json = EvidenceJson;
 
 // An evidence file of 50 steps x a few hundred runs is a few MB; anything far larger is not
 // evidence, and parsing it would allocate several times its size.
-constexpr std::uintmax_t kMaxEvidenceBytes = 512ull << 20;
+constexpr uint64_t kMaxEvidenceBytes = 512ull << 20;
 
 const char* const kRegenerateHint = "regenerate it with 'genrepro run' (format: docs/evidence-format.md)";
 
@@ -181,16 +181,9 @@ std::string read_file_text(const std::string& path) {
   if (!fs::exists(path, ec)) throw EvidenceError(path + ": no such file; give an evidence file written by 'genrepro run'");
   if (fs::is_directory(path, ec))
     throw EvidenceError(path + ": is a directory, expected an evidence file; give a file (only GOLDEN may be a directory)");
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) throw EvidenceError(path + ": cannot read its size (" + ec.message() + "); check the path and permissions");
-  if (size > kMaxEvidenceBytes)
-    throw EvidenceError(path + ": " + std::to_string(size) + " bytes, more than the " +
-                        std::to_string(kMaxEvidenceBytes) + " an evidence file may have; is this evidence?");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw EvidenceError(path + ": cannot open for reading; check permissions");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  std::string text, problem;
+  if (!read_text_file(path, text, problem, kMaxEvidenceBytes)) throw EvidenceError(path + ": " + problem);
+  return text;
 }
 
 // ---------- comparing ----------
@@ -633,11 +626,12 @@ EvidenceFile load_evidence_json(const std::string& path) {
   EvidenceFile f;
   f.path = path;
   const std::string text = read_file_text(path);
-  try {
-    f.doc = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw EvidenceError(path + ": not JSON (byte " + std::to_string(e.byte) + "); give an evidence file written by 'genrepro run'");
-  }
+  // The checked parser refuses what nlohmann would crash on or silently resolve (nesting deep
+  // enough to overflow the stack, invalid UTF-8, duplicate keys); the document is then parsed
+  // again keeping the writer's key order.
+  const JsonParseOutcome checked = parse_json_text(text);
+  if (!checked.ok()) throw EvidenceError(path + ": " + checked.problem + "; give an evidence file written by 'genrepro run'");
+  f.doc = Json::parse(text);
   if (!f.doc.is_object() || !f.doc.contains("schema"))
     throw EvidenceError(path + ": not genrepro evidence (no top-level \"schema\" key); give an evidence file written by 'genrepro run'");
   const Json& schema = f.doc["schema"];
@@ -697,7 +691,7 @@ std::size_t EvidenceDiff::count(Verdict v) const {
 
 EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const EvidenceFile& current, const EvidenceDiffOptions& options) {
   if (!std::isfinite(options.prob_tolerance) || options.prob_tolerance < 0)
-    throw UsageError("--prob-tolerance " + std::to_string(options.prob_tolerance) +
+    throw UsageError("--prob-tolerance " + RunComparer::fmt_delta(options.prob_tolerance) +
                      ": must be a finite number >= 0 (default " + RunComparer::fmt_delta(kDefaultProbTolerance) + ")");
   EvidenceDiff diff;
   diff.prob_tolerance = options.prob_tolerance;

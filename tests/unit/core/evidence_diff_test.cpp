@@ -365,7 +365,7 @@ TEST_F(EvidenceFiles, BadFilesNameTheFileAndTheProblem) {
   EXPECT_EQ(error_of([&] { load_evidence_json(missing); }),
             missing + ": no such file; give an evidence file written by 'genrepro run'");
   const std::string not_json = write("not.json", "{\"schema\": ");
-  EXPECT_THAT(error_of([&] { load_evidence_json(not_json); }), HasSubstr(not_json + ": not JSON (byte"));
+  EXPECT_THAT(error_of([&] { load_evidence_json(not_json); }), HasSubstr(not_json + ": invalid JSON: parse error at line 1, column 12"));
   const std::string no_schema = write("noschema.json", "{\"runs\": []}");
   EXPECT_THAT(error_of([&] { load_evidence_json(no_schema); }), HasSubstr("not genrepro evidence (no top-level \"schema\" key)"));
   const std::string old = write("old.json", "{\"schema\": \"genrepro.evidence/0\", \"runs\": []}");
