@@ -8,5 +8,6 @@ namespace genrepro::cli {
 
 void setup_diff(CLI::App& app, int& exit_code);
 void setup_bless(CLI::App& app, int& exit_code);
+void setup_check_article(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli
