@@ -6,6 +6,8 @@
 
 namespace genrepro::cli {
 
+void setup_fixture(CLI::App& app, int& exit_code);
+void setup_tokenize(CLI::App& app, int& exit_code);
 void setup_diff(CLI::App& app, int& exit_code);
 void setup_bless(CLI::App& app, int& exit_code);
 void setup_check_article(CLI::App& app, int& exit_code);

@@ -224,19 +224,12 @@ int64_t check_record(const SpecReader& r, const json& root) {
   return rec["top_candidates"].get<int64_t>();
 }
 
-// The stages a run's parameters switch on must be in its sampler_order, or they would silently
-// do nothing.
-void check_active_stages(const SpecReader& r, const RunParams& p, const std::string& where) {
-  const SamplingParams& s = p.sampling;
-  const auto missing = [&](const char* stage, bool active, const std::string& value) {
-    if (active && !contains(s.sampler_order, stage)) {
-      r.fail(where, "sampler_order = " + shown(json(s.sampler_order)) + " leaves out " + stage + ", but " + stage +
-                        " = " + value + " is set; add \"" + stage + "\" to the order or remove " + stage);
-    }
-  };
-  missing("temperature", s.temperature != 1.0, short_number(s.temperature));
-  missing("top_k", s.top_k > 0, std::to_string(s.top_k));
-  missing("top_p", s.top_p < 1.0, short_number(s.top_p));
+// Problems that only show in the combination (a stage left out of sampler_order while its
+// parameter is set) are reported at the run entry, with check_run_params' words.
+void check_combination(const SpecReader& r, const RunParams& p, const std::string& where) {
+  for (const ParamProblem& problem : check_run_params(p)) {
+    throw SpecError(r.path() + ": " + describe_problem(problem, child(where, problem.field)));
+  }
 }
 
 struct RunEntry {
@@ -327,9 +320,9 @@ std::string nearest_key(const std::string& key, const std::vector<std::string>& 
   return best;
 }
 
-nlohmann::json params_to_json(const RunParams& p) {
+nlohmann::ordered_json params_to_json(const RunParams& p) {
   const SamplingParams& s = p.sampling;
-  nlohmann::json j = nlohmann::json::object();
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["mode"] = to_string(s.mode);
   j["temperature"] = s.temperature;
   j["top_k"] = s.top_k;
@@ -388,7 +381,7 @@ std::string run_id(const std::string& experiment, int64_t prompt_index, const st
   }
   // nlohmann's json keeps object keys sorted and dumps doubles in their shortest round-trip
   // form, so this text is canonical: the same parameters always hash the same.
-  const nlohmann::json canonical = {{"params", params_to_json(p)}, {"prompt", prompt}};
+  const nlohmann::json canonical = {{"params", nlohmann::json(params_to_json(p))}, {"prompt", prompt}};
   const std::string hash = sha256_hex(canonical.dump()).substr(0, kIdHashHexDigits);
   return experiment + "/p" + std::to_string(prompt_index) + "/" + summary + "-" + hash;
 }
@@ -449,7 +442,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
           const auto& [value, where] = e.axes[a][pick[a]];
           r.apply_checked_type(e.keys[a], value, where, run.params);
         }
-        check_active_stages(r, run.params, e.source);
+        check_combination(r, run.params, e.source);
         run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
         const auto [it, inserted] = seen_ids.emplace(run.id, e.source);
         if (!inserted)

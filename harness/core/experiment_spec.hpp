@@ -48,7 +48,7 @@ ExperimentSpec load_experiment(const std::string& path);
 std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths);
 
 // The parameters as written in evidence ("params"): every field, defaults filled in.
-nlohmann::json params_to_json(const RunParams& p);
+nlohmann::ordered_json params_to_json(const RunParams& p);
 // The inverse; throws SpecError naming `where` on a missing or mistyped field.
 RunParams params_from_json(const nlohmann::json& j, const std::string& where);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -12,10 +13,13 @@ namespace {
 
 // Prints a double the way a user would have typed it back (shortest form that round-trips).
 std::string number_text(double v) {
-  std::ostringstream out;
-  out.precision(17);
-  out << v;
-  return out.str();
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::ostringstream out;
+    out.precision(digits);
+    out << v;
+    if (std::isnan(v) || std::strtod(out.str().c_str(), nullptr) == v) return out.str();
+  }
+  return std::to_string(v);
 }
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -71,6 +75,21 @@ std::vector<ParamProblem> check_run_params(const RunParams& p) {
       problems.push_back({"sampler_order", stage + " (repeated)", allowed_stages()});
     }
     seen.push_back(stage);
+  }
+  // A sampling parameter whose stage the order leaves out would be silently ignored; say so.
+  if (s.mode == DecodeMode::sample) {
+    const auto in_order = [&](const char* stage) {
+      return std::find(s.sampler_order.begin(), s.sampler_order.end(), stage) != s.sampler_order.end();
+    };
+    if (s.temperature != 1 && s.temperature > 0 && !in_order("temperature"))
+      problems.push_back({"sampler_order", join(s.sampler_order, ","),
+                          "an order that contains temperature, since temperature is " + number_text(s.temperature)});
+    if (s.top_k > 0 && !in_order("top_k"))
+      problems.push_back({"sampler_order", join(s.sampler_order, ","),
+                          "an order that contains top_k, since top_k is " + std::to_string(s.top_k)});
+    if (s.top_p > 0 && s.top_p < 1 && !in_order("top_p"))
+      problems.push_back({"sampler_order", join(s.sampler_order, ","),
+                          "an order that contains top_p, since top_p is " + number_text(s.top_p)});
   }
   const auto& rules = top_p_rule_names();
   if (std::find(rules.begin(), rules.end(), s.top_p_rule) == rules.end())

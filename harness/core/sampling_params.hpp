@@ -20,7 +20,8 @@ struct ParamProblem {
 };
 
 // Every problem with `p` (empty when valid): T < 0, top_p outside (0, 1], top_k < 0,
-// unknown or repeated sampler stage, unknown top_p_rule / rng, max_new_tokens < 0,
+// unknown or repeated sampler stage, a sampling parameter that is set (mode sample) while its
+// stage is missing from sampler_order, unknown top_p_rule / rng, max_new_tokens < 0,
 // top_candidates < 0. The CLI names the flag (--temperature), the spec names the JSON path.
 std::vector<ParamProblem> check_run_params(const RunParams& p);
 

@@ -2,7 +2,6 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
-#include <ATen/native/DispatchStub.h>
 #include <torch/torch.h>
 
 #include "core/errors.hpp"
@@ -11,13 +10,15 @@ namespace genrepro {
 
 namespace {
 
-std::string capability_name(at::native::CPUCapability c) {
-  switch (c) {
-    case at::native::CPUCapability::DEFAULT: return "DEFAULT";
-    case at::native::CPUCapability::AVX2: return "AVX2";
-    case at::native::CPUCapability::AVX512: return "AVX512";
-    default: return "unknown";
-  }
+// at::native::get_cpu_capability() is not exported by Debian's libtorch_cpu.so (the link fails),
+// but at::show_config() reports the same value on its "CPU capability usage: AVX2" line.
+std::string capability_from_config(const std::string& config) {
+  const std::string key = "CPU capability usage: ";
+  const size_t at = config.find(key);
+  if (at == std::string::npos) return "unknown";
+  const size_t begin = at + key.size();
+  const size_t end = config.find_first_of("\r\n", begin);
+  return config.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
 }  // namespace
@@ -27,7 +28,7 @@ TorchRuntimeInfo torch_runtime_info() {
   info.version = TORCH_VERSION;
   info.build_config = at::show_config();
   info.parallel_info = at::get_parallel_info();
-  info.cpu_capability = capability_name(at::native::get_cpu_capability());
+  info.cpu_capability = capability_from_config(info.build_config);
   info.intra_op_threads = at::get_num_threads();
   info.inter_op_threads = at::get_num_interop_threads();
   return info;

@@ -64,6 +64,20 @@ TEST(CheckRunParams, RejectsNanAndInfinity) {
   EXPECT_EQ(fields(check_run_params(p)), (std::vector<std::string>{"temperature", "top_p"}));
 }
 
+TEST(CheckRunParams, SetParameterWhoseStageIsLeftOut) {
+  RunParams p;
+  p.sampling.mode = DecodeMode::sample;
+  p.sampling.top_p = 0.9;
+  p.sampling.sampler_order = {"temperature", "top_k"};
+  const auto problems = check_run_params(p);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(describe_problem(problems[0], "--sampler-order"),
+            "--sampler-order = temperature,top_k is not allowed; allowed: an order that contains top_p, "
+            "since top_p is 0.9");
+  p.sampling.mode = DecodeMode::greedy;  // greedy ignores the chain
+  EXPECT_TRUE(check_run_params(p).empty());
+}
+
 TEST(ParseSamplerOrder, ParsesAndTrims) {
   EXPECT_EQ(parse_sampler_order("top_k, top_p,temperature"),
             (std::vector<std::string>{"top_k", "top_p", "temperature"}));

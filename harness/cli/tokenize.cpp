@@ -1,0 +1,91 @@
+// genrepro tokenize: GPT-2's token ids for a text, or the text for token ids.
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "cli/verbs.hpp"
+#include "core/errors.hpp"
+#include "core/token_lines.hpp"
+#include "core/tokenizer.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct TokenizeOptions {
+  std::optional<std::string> model;  // --model DIR
+  std::optional<std::string> text;   // TEXT
+  std::optional<std::string> input;  // --input FILE ("-" = standard input)
+  bool decode = false;
+};
+
+// Where the tokenizer files are: --model, else $GENREPRO_MODEL, else the files scripts/setup.sh
+// installed. The one place this choice is made (to be routed through core/model_files.hpp's
+// model resolution, so that `tokenize` finds the same model as `run`).
+std::string tokenizer_dir(const std::optional<std::string>& model_flag) {
+  if (model_flag) return *model_flag;
+  if (const char* env = std::getenv("GENREPRO_MODEL"); env && *env) return env;
+  return GENREPRO_DEFAULT_TOKENIZER_DIR;
+}
+
+void run_tokenize(const TokenizeOptions& o) {
+  if (o.text.has_value() == o.input.has_value()) {
+    throw UsageError(o.text ? "pass TEXT or --input FILE, not both" : "pass TEXT or --input FILE (see 'genrepro tokenize --help')");
+  }
+  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_directory(tokenizer_dir(o.model));
+  if (o.text) {
+    if (o.decode) {
+      std::cout << tokenizer.decode(parse_id_array(*o.text, "--decode TEXT")) << '\n';
+    } else {
+      std::cout << ids_to_json(tokenizer.encode(*o.text)) << '\n';
+    }
+    return;
+  }
+  std::ifstream file;
+  if (*o.input != "-") {
+    file.open(*o.input, std::ios::binary);
+    if (!file.is_open()) throw UsageError("--input '" + *o.input + "' cannot be opened; pass an existing JSON-lines file");
+  }
+  std::istream& in = *o.input == "-" ? std::cin : file;
+  const std::string name = *o.input == "-" ? "<stdin>" : *o.input;
+  if (o.decode) {
+    decode_json_lines(tokenizer, in, name, std::cout);
+  } else {
+    encode_json_lines(tokenizer, in, name, std::cout);
+  }
+}
+
+}  // namespace
+
+void setup_tokenize(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<TokenizeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tokenize",
+      "GPT-2's token ids for a text, or (--decode) the text for token ids.\n"
+      "Byte-level BPE exactly as GPT-2 (OpenAI's encoder.py, Hugging Face's GPT2Tokenizer): a literal\n"
+      "<|endoftext|> in the text becomes its id (50256). Examples:\n"
+      "  genrepro tokenize \"the river bank was\"          -> [1169,7850,3331,373]\n"
+      "  genrepro tokenize --decode \"[1169,7850]\"        -> the river\n"
+      "  genrepro tokenize --input prompts.jsonl          ({\"text\": ...} per line -> one id array per line)\n"
+      "  genrepro tokenize --decode --input ids.jsonl     (one id array per line -> {\"text\": ...} per line)\n"
+      "--decode TEXT prints the exact bytes (a token sequence may end inside a UTF-8 character);\n"
+      "--decode --input writes JSON, which shows such bytes as U+FFFD. See docs/tokenizer.md.");
+  cmd->add_option("TEXT", o->text, "The text to encode, or with --decode a JSON array of ids like [1169,7850]");
+  cmd->add_option("--model", o->model,
+                  "Directory with vocab.json + merges.txt (or encoder.json + vocab.bpe)\n"
+                  "[default: $GENREPRO_MODEL, else the GPT-2 files scripts/setup.sh installed]")
+      ->type_name("DIR");
+  cmd->add_option("--input", o->input,
+                  "JSON-lines file (- for standard input): {\"text\": \"...\"} per line, or with --decode\n"
+                  "a JSON array of ids per line; output is one line per input line, in order")
+      ->type_name("FILE");
+  cmd->add_flag("--decode", o->decode, "Go from ids to text");
+  cmd->callback([o, &exit_code] {
+    run_tokenize(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace genrepro::cli
