@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "core/errors.hpp"
+#include "core/evidence.hpp"
 #include "core/json_text.hpp"
 #include "core/records.hpp"
 
@@ -75,8 +77,12 @@ class Reader {
   }
   double number(const Json& obj, const std::string& path, const char* key) const {
     const Json& v = get(obj, path, key);
-    if (!v.is_number()) bad_field(file_, join(path, key), "a number", &v);
-    return v.get<double>();
+    if (v.is_number()) return v.get<double>();
+    // evidence.cpp writes what JSON cannot hold as these strings.
+    if (v == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    if (v == "Infinity") return std::numeric_limits<double>::infinity();
+    if (v == "-Infinity") return -std::numeric_limits<double>::infinity();
+    bad_field(file_, join(path, key), "a number (or \"NaN\", \"Infinity\", \"-Infinity\")", &v);
   }
   int64_t integer(const Json& obj, const std::string& path, const char* key) const {
     return integer_value(get(obj, path, key), join(path, key));
@@ -323,7 +329,11 @@ class RunComparer {
 
   // Compares two probabilities; returns true when beyond tolerance (and lists it).
   bool prob(StepFindings& f, const std::string& path, double g, double n) {
-    const double d = std::fabs(g - n);
+    // Non-finite values agree only with the same value; against anything else they are as far
+    // off as can be (a NaN must never pass as "within tolerance").
+    const bool finite = std::isfinite(g) && std::isfinite(n);
+    const bool same_special = !finite && ((std::isnan(g) && std::isnan(n)) || g == n);
+    const double d = finite ? std::fabs(g - n) : same_special ? 0.0 : std::numeric_limits<double>::infinity();
     if (d > f.max_abs) {
       f.max_abs = d;
       f.worst_path = path;
@@ -635,8 +645,8 @@ EvidenceFile load_evidence_json(const std::string& path) {
   if (!f.doc.is_object() || !f.doc.contains("schema"))
     throw EvidenceError(path + ": not genrepro evidence (no top-level \"schema\" key); give an evidence file written by 'genrepro run'");
   const Json& schema = f.doc["schema"];
-  if (!schema.is_string() || schema.get<std::string>() != kDiffReadsEvidenceSchema)
-    throw EvidenceError(path + ": schema " + describe(schema) + ", this build reads \"" + kDiffReadsEvidenceSchema +
+  if (!schema.is_string() || schema.get<std::string>() != kEvidenceSchema)
+    throw EvidenceError(path + ": schema " + describe(schema) + ", this build reads \"" + kEvidenceSchema +
                         "\"; regenerate the evidence with this genrepro (or use the genrepro that wrote it)");
   Reader r(path);
   const Json& runs = r.array(f.doc, "", "runs");

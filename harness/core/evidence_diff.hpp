@@ -24,10 +24,8 @@ using EvidenceJson = nlohmann::ordered_json;
 // weight) move the leading probabilities by 1e-3 and more.
 inline constexpr double kDefaultProbTolerance = 1e-4;
 
-// The schema version this build reads; any other is rejected (exit 2) rather than misread.
-inline constexpr const char* kDiffReadsEvidenceSchema = "genrepro.evidence/1";
-
-// One evidence file as read from disk: validated to be genrepro evidence of the schema above
+// One evidence file as read from disk: validated to be genrepro evidence of this build's schema
+// (kEvidenceSchema; any other version is rejected rather than misread)
 // (every run has a string id; duplicate ids are rejected). Fields are checked when compared.
 struct EvidenceFile {
   std::string path;
@@ -135,7 +133,8 @@ std::string diff_summary_line(const EvidenceDiff& diff);
 EvidenceJson diff_to_json(const EvidenceDiff& diff);
 
 // The evidence document without its volatile fields (created_utc, runs[].timing,
-// environment.threads.runs_concurrently): what bless writes into a golden.
+// environment.threads.runs_concurrently): what bless writes into a golden. The same fields as
+// evidence.hpp's strip_volatile, on the key-ordered document so a golden reads like evidence.
 EvidenceJson strip_volatile_fields(EvidenceJson doc);
 
 }  // namespace genrepro

@@ -1,13 +1,9 @@
 #include "core/golden_bless.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 
-#include <unistd.h>
-
+#include "core/atomic_file.hpp"
 #include "core/errors.hpp"
 
 namespace genrepro {
@@ -16,27 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = EvidenceJson;
-
-// Removes the temporary file on every path out of write_json_atomically unless it was renamed.
-class TempFile {
- public:
-  explicit TempFile(std::string path) : path_(std::move(path)) {}
-  ~TempFile() {
-    if (!path_.empty()) std::remove(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-  void release() { path_.clear(); }
-
- private:
-  std::string path_;
-};
-
-[[noreturn]] void write_failed(const std::string& path, const std::string& what) {
-  throw EvidenceError(path + ": cannot write the golden file (" + what + ": " + std::strerror(errno) +
-                      "); check that the directory is writable; the previous golden, if any, is unchanged");
-}
 
 std::string experiment_of(const EvidenceFile& evidence, std::size_t i) {
   const Json& run = evidence.doc["runs"][i];
@@ -121,26 +96,11 @@ std::string format_bless_preview(const std::vector<GoldenFilePlan>& plans) {
 }
 
 void write_json_atomically(const std::string& path, const EvidenceJson& doc) {
-  const fs::path target(path);
-  std::error_code ec;
-  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) {
-    errno = ec.value();
-    write_failed(path, "creating its directory");
+  try {
+    write_file_atomically(path, doc.dump(2, ' ', false, Json::error_handler_t::strict) + "\n");
+  } catch (const Error& e) {
+    throw EvidenceError(std::string(e.what()) + " (golden file; the previous one, if any, is unchanged)");
   }
-  const std::string text = doc.dump(2, ' ', false, Json::error_handler_t::strict) + "\n";
-  TempFile tmp((target.parent_path() / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()))).string());
-  std::FILE* f = std::fopen(tmp.path().c_str(), "wb");
-  if (!f) write_failed(path, "opening " + tmp.path());
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
-  const int saved = errno;
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) {
-    errno = written ? errno : saved;
-    write_failed(path, "writing " + tmp.path());
-  }
-  if (std::rename(tmp.path().c_str(), path.c_str()) != 0) write_failed(path, "renaming " + tmp.path() + " over it");
-  tmp.release();
 }
 
 std::size_t write_golden(const std::vector<GoldenFilePlan>& plans) {

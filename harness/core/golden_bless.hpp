@@ -34,10 +34,9 @@ std::vector<GoldenFilePlan> plan_bless(const EvidenceFile& evidence, const std::
 // The preview text for all plans, ending with one line per file ("bless: DIR/x.json: new, 4 runs").
 std::string format_bless_preview(const std::vector<GoldenFilePlan>& plans);
 
-// Writes `doc` (2-space indented, trailing newline) to `path` through a temporary file in the
-// same directory and a rename, so a reader sees the old file or the new one, never a torn one.
-// Creates the directory. Throws EvidenceError naming the path when any step fails; the
-// temporary file is removed and an existing `path` is left untouched.
+// Writes `doc` (2-space indented, trailing newline) to `path` with write_file_atomically
+// (core/atomic_file.hpp: temp file in the same directory, fsync, rename), so a reader sees the
+// old golden or the new one, never a torn one. Throws EvidenceError naming the path.
 void write_json_atomically(const std::string& path, const EvidenceJson& doc);
 
 // Writes every plan that changes; returns how many files were written.

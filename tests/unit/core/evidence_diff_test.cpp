@@ -294,6 +294,19 @@ TEST(EvidenceDiff, SameIdsDifferentTextIsARegression) {
   EXPECT_THAT(r.reason, HasSubstr("decoded text"));
 }
 
+TEST(EvidenceDiff, NonFiniteProbabilityNeverPassesAsWithinTolerance) {
+  // evidence.cpp writes NaN as the string "NaN"; NaN - 0.5 is NaN, which a plain "<= tol" test
+  // would let through.
+  Json g = make_doc({make_run("a", "greedy", greedy_steps())});
+  Json n = g;
+  n["runs"][0]["steps"][0]["entropy"] = "NaN";
+  const RunDiff r = only_run(diff_docs(g, n));
+  EXPECT_NE(r.verdict, Verdict::agree);
+  EXPECT_EQ(r.first_difference_step, 0);
+  g["runs"][0]["steps"][0]["entropy"] = "NaN";
+  EXPECT_TRUE(diff_docs(g, n).agree());
+}
+
 TEST(EvidenceDiff, JsonReportHasTheDocumentedShape) {
   const auto [g, n] = near_tie_pair();
   const Json j = diff_to_json(diff_docs(g, n));
@@ -381,7 +394,7 @@ TEST_F(EvidenceFiles, BadFieldNamesItsJsonPath) {
   const EvidenceFile g{"golden.json", doc};
   const EvidenceFile n{"new.json", bad};
   EXPECT_THAT(error_of([&] { diff_evidence({g}, n, {}); }),
-              HasSubstr("new.json: runs[0].steps[1].top[0].prob: expected a number, found string \"high\""));
+              HasSubstr("new.json: runs[0].steps[1].top[0].prob: expected a number (or \"NaN\", \"Infinity\", \"-Infinity\"), found string \"high\""));
   bad = doc;
   bad["runs"][0].erase("stop");
   EXPECT_THAT(error_of([&] { diff_evidence({g}, EvidenceFile{"new.json", bad}, {}); }),
