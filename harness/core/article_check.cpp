@@ -26,6 +26,7 @@ constexpr std::size_t kExcerptLeadChars = 12;
 // U+2019 RIGHT SINGLE QUOTATION MARK in UTF-8: the article's typeset apostrophe.
 constexpr const char kRightSingleQuote[] = "\xE2\x80\x99";
 
+// records.hpp's default order, the article's and Hugging Face's.
 const char* const kArticleSamplerOrder[] = {"temperature", "top_k", "top_p"};
 
 [[noreturn]] void bad_fact(const std::string& file, const std::string& path, const std::string& expected) {
@@ -60,17 +61,36 @@ std::optional<std::string> string_at(const Json& obj, const char* key) {
   return obj[key].get<std::string>();
 }
 
-// The article's configuration: torch.multinomial, its own top_p_filter, temperature first.
+// Where a stage sits in params.sampler_order (absent: the default order, which is the
+// article's); -1 when the run's chain leaves the stage out.
+int stage_position(const Json& params, const char* stage) {
+  if (!params.contains("sampler_order")) {
+    for (int i = 0; i < static_cast<int>(std::size(kArticleSamplerOrder)); ++i)
+      if (std::string(kArticleSamplerOrder[i]) == stage) return i;
+    return -1;
+  }
+  const Json& order = params["sampler_order"];
+  for (std::size_t i = 0; order.is_array() && i < order.size(); ++i)
+    if (order[i] == stage) return static_cast<int>(i);
+  return -1;
+}
+
+// The article's configuration: torch.multinomial, its own top_p_filter, temperature before
+// top-p (Hugging Face's order), no top-k.
 bool is_article_sampler(const Json& params) {
   if (string_at(params, "rng").value_or("torch") != "torch") return false;
   if (string_at(params, "top_p_rule").value_or("article") != "article") return false;
-  if (params.contains("sampler_order")) {
-    const Json& order = params["sampler_order"];
-    if (!order.is_array() || order.size() != std::size(kArticleSamplerOrder)) return false;
-    for (std::size_t i = 0; i < order.size(); ++i)
-      if (order[i] != kArticleSamplerOrder[i]) return false;
-  }
+  const int t = stage_position(params, "temperature"), p = stage_position(params, "top_p");
+  if (t >= 0 && p >= 0 && p < t) return false;
   return number_at(params, "top_k").value_or(0) == 0;
+}
+
+// The temperature and top-p a run actually applied: a stage left out of its chain is off.
+double effective_temperature(const Json& params) {
+  return stage_position(params, "temperature") >= 0 ? number_at(params, "temperature").value_or(1.0) : 1.0;
+}
+double effective_top_p(const Json& params) {
+  return stage_position(params, "top_p") >= 0 ? number_at(params, "top_p").value_or(1.0) : 1.0;
 }
 
 bool is_greedy(const Json& params) {
@@ -83,15 +103,15 @@ bool generation_matches(const Json& run, const Json& fact_params, const std::str
   if (number_at(p, "max_new_tokens") != number_at(fact_params, "max_new_tokens")) return false;
   if (fact_params["mode"] == "greedy") return is_greedy(p);
   if (is_greedy(p) || !is_article_sampler(p)) return false;
-  return number_at(p, "temperature") == number_at(fact_params, "temperature") &&
-         number_at(p, "top_p").value_or(1.0) == number_at(fact_params, "top_p").value_or(1.0) &&
+  return effective_temperature(p) == number_at(fact_params, "temperature").value_or(1.0) &&
+         effective_top_p(p) == number_at(fact_params, "top_p").value_or(1.0) &&
          number_at(p, "seed") == number_at(fact_params, "seed");
 }
 
 bool nucleus_matches(const Json& run, double temperature, double top_p, const std::string& prompt) {
   if (string_at(run, "prompt") != prompt || !run.contains("params")) return false;
   const Json& p = run["params"];
-  return !is_greedy(p) && is_article_sampler(p) && number_at(p, "temperature") == temperature && number_at(p, "top_p") == top_p;
+  return !is_greedy(p) && is_article_sampler(p) && effective_temperature(p) == temperature && effective_top_p(p) == top_p;
 }
 
 std::string quoted(const std::string& s) { return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
