@@ -134,35 +134,65 @@ const std::vector<std::string>& numerics_env_names() {
   return names;
 }
 
+namespace {
+
+// The object that defines sgemm_ in the global lookup scope: the one libtorch's calls bind to.
+std::optional<std::string> blas_object() {
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  Dl_info where{};
+  if (sgemm == nullptr || dladdr(sgemm, &where) == 0 || where.dli_fname == nullptr) return std::nullopt;
+  return std::string(where.dli_fname);
+}
+
+// Looks `symbol` up in `library` and the libraries it depends on (not in the whole process:
+// another BLAS mapped for another reason must not be mistaken for the one in use).
+class LibraryScope {
+ public:
+  explicit LibraryScope(const std::optional<std::string>& library)
+      : handle_(library ? dlopen(library->c_str(), RTLD_LAZY | RTLD_NOLOAD) : nullptr) {}
+  ~LibraryScope() {
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+  LibraryScope(const LibraryScope&) = delete;
+  LibraryScope& operator=(const LibraryScope&) = delete;
+  template <class Fn>
+  Fn find(const char* symbol) const {
+    return handle_ == nullptr ? nullptr : reinterpret_cast<Fn>(dlsym(handle_, symbol));
+  }
+
+ private:
+  void* handle_;
+};
+
+}  // namespace
+
 BlasInfo probe_blas() {
   BlasInfo blas;
   blas.loaded = mapped_blas_objects();
-  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
-  Dl_info where{};
-  if (sgemm != nullptr && dladdr(sgemm, &where) != 0 && where.dli_fname != nullptr) {
-    blas.library = where.dli_fname;
-    blas.resolved = real_path(where.dli_fname);
-  }
-  using ConfigFn = char* (*)();
+  blas.library = blas_object();
+  if (!blas.library) return blas;  // vendor "none": nothing defines sgemm_
+  blas.resolved = real_path(*blas.library);
+  const LibraryScope scope(blas.library);
+  using TextFn = char* (*)();
   using ThreadsFn = int (*)();
   using MklVersionFn = void (*)(char*, int);
-  if (auto config = lookup<ConfigFn>("openblas_get_config")) {
+  if (auto config = scope.find<TextFn>("openblas_get_config")) {
     blas.vendor = "openblas";
     blas.config = config();
-    if (auto core = lookup<ConfigFn>("openblas_get_corename")) blas.core = core();
-    if (auto threads = lookup<ThreadsFn>("openblas_get_num_threads")) blas.threads = threads();
-  } else if (auto mkl = lookup<MklVersionFn>("mkl_get_version_string")) {
+    if (auto core = scope.find<TextFn>("openblas_get_corename")) blas.core = core();
+    if (auto threads = scope.find<ThreadsFn>("openblas_get_num_threads")) blas.threads = threads();
+  } else if (auto mkl = scope.find<MklVersionFn>("mkl_get_version_string")) {
     constexpr int kMklVersionChars = 256;
     std::string text(kMklVersionChars, '\0');
     mkl(text.data(), kMklVersionChars);
-    text.resize(text.find('\0') == std::string::npos ? text.size() : text.find('\0'));
+    text.resize(std::min(text.find('\0'), text.size()));
     blas.vendor = "mkl";
     blas.config = trim(text);
-    if (auto threads = lookup<ThreadsFn>("mkl_get_max_threads")) blas.threads = threads();
-  } else if (lookup<ConfigFn>("bli_info_get_version_str")) {
+    if (auto threads = scope.find<ThreadsFn>("mkl_get_max_threads")) blas.threads = threads();
+  } else if (auto blis = scope.find<TextFn>("bli_info_get_version_str")) {
     blas.vendor = "blis";
-    blas.config = lookup<ConfigFn>("bli_info_get_version_str")();
-  } else if (blas.resolved) {
+    blas.config = blis();
+  } else {
     // Netlib's reference BLAS has no query functions; Debian installs it under blas/.
     blas.vendor = blas.resolved->find("/blas/") != std::string::npos ? "reference" : "unknown";
   }
@@ -171,7 +201,8 @@ BlasInfo probe_blas() {
 
 bool set_blas_threads(int threads) {
   using SetThreadsFn = void (*)(int);
-  if (auto set = lookup<SetThreadsFn>("openblas_set_num_threads")) {
+  const LibraryScope scope(blas_object());
+  if (auto set = scope.find<SetThreadsFn>("openblas_set_num_threads")) {
     set(threads);
     return true;
   }

@@ -287,6 +287,11 @@ RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::stri
 
 }  // namespace
 
+std::string ExpandedRun::path_of(const std::string& key) const {
+  const auto it = value_paths.find(key);
+  return it != value_paths.end() ? it->second : child(source, key);
+}
+
 std::string nearest_key(const std::string& key, const std::vector<std::string>& known) {
   // Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
   const auto distance = [](const std::string& a, const std::string& b) {
@@ -441,6 +446,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
         for (size_t a = 0; a < e.axes.size(); ++a) {
           const auto& [value, where] = e.axes[a][pick[a]];
           r.apply_checked_type(e.keys[a], value, where, run.params);
+          run.value_paths[e.keys[a]] = where;
         }
         check_combination(r, run.params, e.source);
         run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);

@@ -4,6 +4,7 @@
 // the runs it asks for; nothing here needs a model. Every problem is a SpecError of one line:
 // "<file>: <json path> = <value> is not allowed; allowed: <what>" or "<file>: <json path>: <problem>".
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ struct ExpandedRun {
   std::string prompt;
   RunParams params;
   std::string source;      // JSON path of the run entry it came from ("runs[2]"), for messages
+  std::map<std::string, std::string> value_paths;  // run key -> JSON path of the value used
+
+  // Where `key`'s value was written ("runs[1].max_new_tokens[2]", or the top-level default),
+  // or the run entry's path plus the key when the default applied.
+  std::string path_of(const std::string& key) const;
 };
 
 struct ExperimentSpec {

@@ -1,0 +1,43 @@
+// genrepro merge: joins the evidence of --shard runs into the evidence of the unsharded run.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/verbs.hpp"
+#include "core/evidence.hpp"
+#include "core/evidence_merge.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct MergeOptions {
+  std::vector<std::string> files;
+  std::string out;
+};
+
+void run_merge(const MergeOptions& o) {
+  const Evidence merged = merge_evidence_files(o.files);
+  write_evidence(o.out, merged);
+  std::cout << "wrote " << o.out << " (" << merged.runs.size() << " runs from " << o.files.size() << " files)\n";
+}
+
+}  // namespace
+
+void setup_merge(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<MergeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "merge",
+      "Join the evidence files of the shards of one run (genrepro run --shard I/N) into the evidence\n"
+      "the unsharded run gives. Refuses files from different environments, models or experiments,\n"
+      "and names any run that is missing or given twice.");
+  cmd->add_option("files", o->files, "Evidence files of the shards")->required();
+  cmd->add_option("--out", o->out, "Where to write the merged evidence (atomically)")->required();
+  cmd->callback([o, &exit_code] {
+    run_merge(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace genrepro::cli

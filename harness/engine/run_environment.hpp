@@ -1,0 +1,17 @@
+#pragma once
+// The environment block of evidence.json: what core reads from the process (BLAS, CPU, OS,
+// variables) joined with what only libtorch can say (version, build, CPU capability, threads).
+#include "core/environment.hpp"
+
+namespace genrepro {
+
+// The thread settings every run executes under, set explicitly before anything runs: one
+// libtorch intra-op thread and one BLAS thread per run. Concurrency comes from running several
+// runs at once (--threads), never from splitting one run, so a run's numbers cannot depend on
+// how many ran beside it.
+void prepare_runtime_for_runs();
+
+// probe_process_environment() plus libtorch's part. `runs_concurrently` is recorded as given.
+Environment collect_environment(int runs_concurrently);
+
+}  // namespace genrepro

@@ -1,0 +1,191 @@
+#include "engine/runner.hpp"
+
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <iostream>
+#include <thread>
+
+#include "build_info.hpp"
+#include "core/errors.hpp"
+#include "core/progress.hpp"
+#include "core/sha256.hpp"
+#include "engine/generation_loop.hpp"
+#include "engine/gpt2_model.hpp"
+#include "engine/logits_source.hpp"
+#include "engine/run_environment.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// More worker threads than this is a typo; each holds a model's activations.
+constexpr int kMaxRunThreads = 256;
+
+std::vector<ExperimentSpec> load_with_override(const RunnerOptions& o) {
+  std::vector<ExperimentSpec> specs = load_experiments(o.experiment_paths);
+  if (!o.top_candidates) return specs;
+  if (*o.top_candidates < 0)
+    throw UsageError("--top-candidates " + std::to_string(*o.top_candidates) + ": allowed: an integer >= 0");
+  // The override becomes part of the recorded spec, so the evidence (and merge, which
+  // re-expands the recorded spec) says exactly what ran.
+  for (ExperimentSpec& spec : specs) {
+    nlohmann::json edited = spec.spec;
+    edited["record"]["top_candidates"] = *o.top_candidates;
+    ExperimentSpec reparsed = parse_experiment(edited.dump(2), spec.path);
+    reparsed.sha256 = spec.sha256;  // still the file's bytes
+    spec = std::move(reparsed);
+  }
+  return specs;
+}
+
+void check_against_model(const ExpandedRun& run, const std::string& file, int64_t prompt_tokens,
+                         const Gpt2Config& config) {
+  const std::string context = "this model's context of " + std::to_string(config.n_positions) +
+                              " tokens (n_positions in config.json)";
+  if (prompt_tokens > config.n_positions) {
+    throw SpecError(file + ": prompts[" + std::to_string(run.prompt_index) + "] encodes to " +
+                    std::to_string(prompt_tokens) + " tokens; allowed: at most " + context + "; shorten the prompt");
+  }
+  const int64_t room = config.n_positions - prompt_tokens;
+  if (run.params.max_new_tokens > room) {
+    throw SpecError(file + ": " + run.path_of("max_new_tokens") + " = " + std::to_string(run.params.max_new_tokens) +
+                    " is not allowed; allowed: at most " + std::to_string(room) + " for prompts[" +
+                    std::to_string(run.prompt_index) + "] (" + std::to_string(prompt_tokens) + " tokens) with " + context);
+  }
+  if (run.params.top_candidates > config.vocab_size) {
+    throw SpecError(file + ": record.top_candidates = " + std::to_string(run.params.top_candidates) +
+                    " is not allowed; allowed: at most the vocabulary size, " + std::to_string(config.vocab_size));
+  }
+}
+
+std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& config) {
+  if (config.raw.is_object() && config.raw.contains("genrepro_fixture")) return "fixture";
+  switch (files.source) {
+    case ModelSource::hf_cache: return "hf-cache";
+    case ModelSource::env: return "env";
+    case ModelSource::fixture: return "fixture";
+    case ModelSource::flag: return "hf-dir";
+  }
+  return "hf-dir";
+}
+
+// Runs plan.selected on `threads` workers; results[k] belongs to plan.selected[k].
+std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& model, const Gpt2Tokenizer& tokenizer,
+                                      int threads, Progress& progress) {
+  std::vector<GenerationResult> results(plan.selected.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+  const int64_t eos = model.config().eos_token_id;
+
+  const auto worker = [&] {
+    try {
+      for (size_t k = next++; k < plan.selected.size() && !failed; k = next++) {
+        const size_t index = static_cast<size_t>(plan.selected[k]);
+        const RunParams& params = plan.runs[index].params;
+        // A source per run: the cached one holds this run's keys and values.
+        const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
+        results[k] = run_generation(*source, plan.prompt_ids[index], params, eos, token_text);
+        progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+      failed = true;
+    }
+  };
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& th : pool) th.join();
+  }
+  progress.finish();
+  if (first_error) std::rethrow_exception(first_error);
+  return results;
+}
+
+}  // namespace
+
+RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer) {
+  RunPlan plan;
+  plan.experiments = load_with_override(o);
+  for (const ExperimentSpec& spec : plan.experiments) {
+    std::vector<std::vector<int64_t>> encoded;
+    for (const auto& prompt : spec.prompts) encoded.push_back(tokenizer.encode(prompt));
+    for (const ExpandedRun& run : spec.runs) {
+      const auto& ids = encoded[static_cast<size_t>(run.prompt_index)];
+      check_against_model(run, spec.path, static_cast<int64_t>(ids.size()), config);
+      plan.runs.push_back(run);
+      plan.prompt_ids.push_back(ids);
+    }
+  }
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    if (shard_selects(o.shard, static_cast<int64_t>(i))) plan.selected.push_back(static_cast<int64_t>(i));
+  }
+  return plan;
+}
+
+ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config) {
+  ModelInfo m;
+  m.source = evidence_source_name(files, config);
+  m.path = files.dir;
+  m.config = config.raw;
+  m.eos_token_id = config.eos_token_id;
+  m.n_positions = config.n_positions;
+  for (const std::string* path : {&files.weights, &files.config, &files.vocab, &files.merges}) {
+    const FileDigest d = sha256_file(*path);
+    m.files[std::filesystem::path(*path).filename().string()] = FileRecord{d.sha256, d.bytes};
+  }
+  return m;
+}
+
+Evidence run_experiments(const RunnerOptions& o) {
+  if (o.threads < 1 || o.threads > kMaxRunThreads)
+    throw UsageError("--threads " + std::to_string(o.threads) + ": allowed: a whole number from 1 to " +
+                     std::to_string(kMaxRunThreads) + " (runs executed at once, one intra-op thread each)");
+  // Cheap checks first: the experiment files need only config.json and the tokenizer.
+  const Gpt2Config config = read_gpt2_config(o.model.config);
+  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
+  const RunPlan plan = plan_runs(o, config, tokenizer);
+  if (o.on_planned) o.on_planned(plan);
+
+  prepare_runtime_for_runs();
+  Evidence e;
+  e.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
+  e.created_utc = utc_timestamp_now();
+  e.environment = collect_environment(o.threads);
+  e.model = describe_model(o.model, config);
+  for (const ExperimentSpec& spec : plan.experiments) e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
+
+  const Gpt2Model model = Gpt2Model::load(o.model);
+  Progress progress(static_cast<int64_t>(plan.selected.size()), o.progress != nullptr,
+                    o.progress != nullptr ? *o.progress : std::cerr);
+  std::vector<GenerationResult> results = execute(plan, model, tokenizer, o.threads, progress);
+
+  for (size_t k = 0; k < plan.selected.size(); ++k) {
+    const size_t index = static_cast<size_t>(plan.selected[k]);
+    const ExpandedRun& run = plan.runs[index];
+    RunRecord r;
+    r.id = run.id;
+    r.experiment = run.experiment;
+    r.index = static_cast<int64_t>(index);
+    r.prompt_index = run.prompt_index;
+    r.prompt = run.prompt;
+    r.params = run.params;
+    r.result = std::move(results[k]);
+    std::vector<int64_t> all = r.result.prompt_ids;
+    all.insert(all.end(), r.result.output_ids.begin(), r.result.output_ids.end());
+    r.text = tokenizer.decode_for_display(all);
+    r.continuation = tokenizer.decode_for_display(r.result.output_ids);
+    e.runs.push_back(std::move(r));
+  }
+  return e;
+}
+
+}  // namespace genrepro

@@ -1,0 +1,54 @@
+#pragma once
+// `genrepro run`: experiment files in, evidence out. Everything that can be wrong with the input
+// is found before the first run starts (experiment files, then the prompts and token budgets
+// against the model's context); then the model and tokenizer are loaded once, the selected runs
+// execute (concurrently with --threads N, each on one intra-op thread), and the evidence is
+// assembled in run-index order, so it never depends on N or on which run finished first.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/evidence.hpp"
+#include "core/experiment_spec.hpp"
+#include "core/model_config.hpp"
+#include "core/model_files.hpp"
+#include "core/shard.hpp"
+#include "core/tokenizer.hpp"
+
+namespace genrepro {
+
+struct RunnerOptions {
+  std::vector<std::string> experiment_paths;
+  ModelFiles model;
+  int threads = 1;                        // runs executed at once
+  Shard shard;                            // 1/1 = everything
+  std::optional<int64_t> top_candidates;  // overrides every experiment's record.top_candidates
+  std::ostream* progress = nullptr;       // where progress goes, or nullptr for none
+  // Called once everything is checked and before the model loads (the CLI says what will run).
+  std::function<void(const struct RunPlan&)> on_planned;
+};
+
+// The experiments, checked against the model and expanded; nothing has run.
+struct RunPlan {
+  std::vector<ExperimentSpec> experiments;
+  std::vector<ExpandedRun> runs;                  // all runs, unsharded, in index order
+  std::vector<std::vector<int64_t>> prompt_ids;   // per run
+  std::vector<int64_t> selected;                  // indices of the runs this shard executes
+};
+
+// Loads the experiments (applying the top_candidates override to their recorded spec), encodes
+// the prompts, and checks every run against the model's context and vocabulary. Throws
+// SpecError / UsageError naming the experiment file and JSON path.
+RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer);
+
+// The model block of the evidence: source, config and the sha256 of every file.
+ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config);
+
+// Plans, loads the model once, runs the selected runs and returns the evidence. Sets libtorch
+// and BLAS threads to one per run (prepare_runtime_for_runs) before anything runs.
+Evidence run_experiments(const RunnerOptions& o);
+
+}  // namespace genrepro
