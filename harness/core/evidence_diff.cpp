@@ -739,6 +739,27 @@ EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const Eviden
   return diff;
 }
 
+EvidenceDiff diff_cache_equivalence(const EvidenceFile& recompute, const EvidenceFile& cached, const EvidenceDiffOptions& options) {
+  const Json& a = recompute.doc["runs"];
+  const Json& b = cached.doc["runs"];
+  if (a.size() != b.size())
+    throw EvidenceError(cached.path + ": " + std::to_string(b.size()) + " runs with the KV cache but " + std::to_string(a.size()) +
+                        " with recompute (" + recompute.path + "); both must run the same experiments");
+  EvidenceFile paired{cached.path, cached.doc};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    Json& run = paired.doc["runs"][i];
+    run["id"] = a[i]["id"];
+    if (run.contains("params") && run["params"].is_object() && a[i].contains("params") && a[i]["params"].contains("use_cache"))
+      run["params"]["use_cache"] = a[i]["params"]["use_cache"];
+  }
+  return diff_evidence({recompute}, paired, options);
+}
+
+bool tokens_equivalent(const EvidenceDiff& diff) {
+  return diff.missing.empty() && diff.extra.empty() &&
+         std::none_of(diff.runs.begin(), diff.runs.end(), [](const RunDiff& r) { return r.divergence.has_value(); });
+}
+
 std::string diff_summary_line(const EvidenceDiff& diff) {
   std::string s = "diff: " + std::to_string(diff.runs.size()) + " runs compared, " +
                   std::to_string(diff.runs.size() - diff.differing()) + " agree, " + std::to_string(diff.differing()) + " differ";

@@ -124,6 +124,17 @@ struct EvidenceDiff {
 EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const EvidenceFile& current,
                            const EvidenceDiffOptions& options);
 
+// For `genrepro run --check-equivalence`: the same experiments run with recompute and with the
+// KV cache. Runs are paired by position (run i with run i: the ids differ because use_cache is
+// a parameter), params.use_cache and the id are ignored, and the pairs are diffed as above.
+// Throws EvidenceError when the two hold different numbers of runs.
+EvidenceDiff diff_cache_equivalence(const EvidenceFile& recompute, const EvidenceFile& cached,
+                                    const EvidenceDiffOptions& options);
+// KV cache and recompute are equivalent when no run's tokens diverge; probability drift within
+// or beyond the tolerance is reported but does not break equivalence (different matmul shapes
+// legitimately round differently).
+bool tokens_equivalent(const EvidenceDiff& diff);
+
 // One block per differing run, missing/extra runs, environment and provenance differences,
 // then the summary line ("diff: 12 runs compared, 11 agree, 1 differ (1 regression), ...").
 std::string format_diff_text(const EvidenceDiff& diff);

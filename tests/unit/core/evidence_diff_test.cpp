@@ -307,6 +307,33 @@ TEST(EvidenceDiff, NonFiniteProbabilityNeverPassesAsWithinTolerance) {
   EXPECT_TRUE(diff_docs(g, n).agree());
 }
 
+TEST(CacheEquivalence, PairsRunsByPositionAndFailsOnlyOnTokens) {
+  Json recompute = make_doc({make_run("a/use_cache-0", "greedy", greedy_steps())});
+  Json cached = make_doc({make_run("a/use_cache-1", "greedy", greedy_steps())});
+  cached["runs"][0]["params"]["use_cache"] = true;
+  cached["runs"][0]["steps"][0]["top"][1]["prob_scaled"] = 0.3 + 3e-7;  // another matmul shape's rounding
+  EvidenceDiff d = diff_cache_equivalence(EvidenceFile{"r.json", recompute}, EvidenceFile{"c.json", cached}, {});
+  EXPECT_TRUE(d.agree());
+  EXPECT_TRUE(tokens_equivalent(d));
+
+  std::vector<Json> flipped = greedy_steps();
+  flipped[1] = make_step(1, 21, {{20, 0.5}, {21, 0.2}});
+  cached["runs"][0]["steps"] = flipped;
+  d = diff_cache_equivalence(EvidenceFile{"r.json", recompute}, EvidenceFile{"c.json", cached}, {});
+  EXPECT_FALSE(tokens_equivalent(d));
+  ASSERT_TRUE(d.runs[0].divergence.has_value());
+  EXPECT_EQ(d.runs[0].divergence->step, 1);
+  EXPECT_TRUE(d.runs[0].params.empty()) << "use_cache must not be reported as a parameter difference";
+
+  cached["runs"].push_back(cached["runs"][0]);
+  try {
+    diff_cache_equivalence(EvidenceFile{"r.json", recompute}, EvidenceFile{"c.json", cached}, {});
+    FAIL() << "expected EvidenceError";
+  } catch (const EvidenceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("2 runs with the KV cache but 1 with recompute"));
+  }
+}
+
 TEST(EvidenceDiff, JsonReportHasTheDocumentedShape) {
   const auto [g, n] = near_tie_pair();
   const Json j = diff_to_json(diff_docs(g, n));
