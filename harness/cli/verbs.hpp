@@ -12,5 +12,8 @@ void setup_tokenize(CLI::App& app, int& exit_code);
 void setup_run(CLI::App& app, int& exit_code);
 void setup_merge(CLI::App& app, int& exit_code);
 void setup_env(CLI::App& app, int& exit_code);
+void setup_diff(CLI::App& app, int& exit_code);
+void setup_bless(CLI::App& app, int& exit_code);
+void setup_check_article(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli

@@ -1,0 +1,73 @@
+// genrepro bless EVIDENCE --into DIR: the only way a golden changes. Shows what would change,
+// asks on a terminal, needs --yes otherwise, and writes one file per experiment atomically.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <unistd.h>
+
+#include "cli/verbs.hpp"
+#include "core/errors.hpp"
+#include "core/golden_bless.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct BlessArgs {
+  std::string evidence;
+  std::string into;
+  bool yes = false;
+};
+
+constexpr int kExitBlessed = 0;
+constexpr int kExitNotConfirmed = 1;  // the golden still differs from the evidence
+
+bool confirmed_on_terminal(std::size_t files, const std::string& dir) {
+  std::cout << "Write " << files << " golden file(s) into " << dir << "? [y/N] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) return false;
+  return answer == "y" || answer == "Y" || answer == "yes";
+}
+
+int run_bless(const BlessArgs& a) {
+  const EvidenceFile evidence = load_evidence_json(a.evidence);
+  const std::vector<GoldenFilePlan> plans = plan_bless(evidence, a.into);
+  std::cout << format_bless_preview(plans);
+  std::size_t changing = 0;
+  for (const GoldenFilePlan& p : plans) changing += p.changes ? 1 : 0;
+  if (changing == 0) {
+    std::cout << "bless: " << a.into << " already agrees with " << a.evidence << "; nothing written\n";
+    return kExitBlessed;
+  }
+  if (!a.yes) {
+    if (!::isatty(STDIN_FILENO))
+      throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to write " +
+                       std::to_string(changing) + " golden file(s) into " + a.into);
+    if (!confirmed_on_terminal(changing, a.into)) {
+      std::cout << "bless: not confirmed; nothing written\n";
+      return kExitNotConfirmed;
+    }
+  }
+  const std::size_t written = write_golden(plans);
+  std::cout << "bless: wrote " << written << " golden file(s) into " << a.into << "\n";
+  return kExitBlessed;
+}
+
+}  // namespace
+
+void setup_bless(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<BlessArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bless",
+      "Make EVIDENCE the golden: one file per experiment, DIR/<experiment>.json, volatile fields\n"
+      "(created_utc, timing, threads.runs_concurrently) stripped, each written atomically. Shows\n"
+      "the diff against DIR first; asks y/N on a terminal, and needs --yes otherwise.\n"
+      "Exit: 0 written (or nothing to change), 1 not confirmed, 2 bad input or no terminal without --yes.");
+  cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->required();
+  cmd->add_option("--into", a->into, "Golden directory (e.g. golden/fixture); created if missing")->required();
+  cmd->add_flag("--yes", a->yes, "Write without asking (required when stdin is not a terminal, e.g. in CI)");
+  cmd->callback([a, &exit_code] { exit_code = run_bless(*a); });
+}
+
+}  // namespace genrepro::cli

@@ -1,0 +1,55 @@
+// genrepro diff GOLDEN EVIDENCE: do the new runs agree with the golden ones, and if not, why?
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "cli/verbs.hpp"
+#include "core/evidence_diff.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct DiffArgs {
+  std::string golden;    // an evidence file or a directory of them
+  std::string evidence;  // the new evidence
+  bool json = false;
+  double prob_tolerance = kDefaultProbTolerance;
+};
+
+constexpr int kExitAgree = 0;
+constexpr int kExitDiffer = 1;
+
+int run_diff(const DiffArgs& a) {
+  const std::vector<EvidenceFile> golden = load_golden(a.golden);
+  const EvidenceFile current = load_evidence_json(a.evidence);
+  const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
+  if (a.json)
+    std::cout << diff_to_json(d).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
+  else
+    std::cout << format_diff_text(d);
+  return d.agree() ? kExitAgree : kExitDiffer;
+}
+
+}  // namespace
+
+void setup_diff(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<DiffArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff",
+      "Compare new evidence with golden evidence, run by run (matched by id). Token ids, text, stop\n"
+      "and kept sizes must be equal; probabilities agree within --prob-tolerance. Each differing run\n"
+      "is explained: first divergent step, both tokens with their probabilities in both runs, the\n"
+      "margin there, and a verdict (regression, kept-set change, sampler/RNG change, parameter\n"
+      "change, near-tie; docs/diff.md). Environment differences are listed as likely causes.\n"
+      "Exit: 0 agree, 1 differ (or runs missing/extra), 2 bad input.");
+  cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")->required();
+  cmd->add_option("EVIDENCE", a->evidence, "New evidence file (written by genrepro run)")->required();
+  cmd->add_flag("--json", a->json, "Print the machine-readable report (schema genrepro.diff/1, docs/diff.md)");
+  cmd->add_option("--prob-tolerance", a->prob_tolerance,
+                  "Absolute tolerance for every compared probability (docs/diff.md says why the default)")
+      ->capture_default_str();
+  cmd->callback([a, &exit_code] { exit_code = run_diff(*a); });
+}
+
+}  // namespace genrepro::cli
