@@ -6,5 +6,6 @@
 
 namespace genrepro::cli {
 
+void setup_report(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli
