@@ -2,6 +2,7 @@
 # cli (drives the genrepro binary), reference (compares against /usr/bin/python3 + torch or node),
 # golden (the regression gate against golden/), slow (kept out of quick runs).
 include(GoogleTest)
+find_package(GTest REQUIRED)
 
 set(GENREPRO_TINY_MODEL "${CMAKE_BINARY_DIR}/fixtures/tiny")
 

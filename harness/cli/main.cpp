@@ -14,6 +14,7 @@ constexpr int kExitInternal = 3;
 
 void setup_verbs([[maybe_unused]] CLI::App& app, [[maybe_unused]] int& exit_code) {
   using namespace genrepro::cli;
+  setup_fixture(app, exit_code);
   setup_report(app, exit_code);
 }
 

@@ -6,6 +6,7 @@
 
 namespace genrepro::cli {
 
+void setup_fixture(CLI::App& app, int& exit_code);
 void setup_report(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli

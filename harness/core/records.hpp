@@ -11,7 +11,7 @@ namespace genrepro {
 
 enum class DecodeMode { greedy, sample };
 
-// How one token is picked. Validation lives in sampling_params.cpp (validate_sampling_params),
+// How one token is picked. Validation lives in sampling_params.cpp (check_run_params),
 // so the CLI flags and experiment files reject the same values with the same words.
 struct SamplingParams {
   DecodeMode mode = DecodeMode::greedy;

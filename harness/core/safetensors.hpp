@@ -5,6 +5,7 @@
 // the file is memory-mapped rather than copied. No libtorch here.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,5 +60,18 @@ struct F32Tensor {
 };
 void write_safetensors_f32(const std::string& path, const std::vector<F32Tensor>& tensors,
                            const std::map<std::string, std::string>& metadata = {});
+
+// The streaming form, for files too large to hold twice in memory (the gpt2-124m-shape fixture):
+// entries give names and shapes; fill(i, out) puts tensor i's numel() values into `out`.
+struct SafetensorsEntry {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+void write_safetensors_f32_streamed(const std::string& path, const std::vector<SafetensorsEntry>& entries,
+                                    const std::function<void(size_t, std::vector<float>&)>& fill,
+                                    const std::map<std::string, std::string>& metadata = {});
+
+// Shapes as text for error messages: "[64, 192]".
+std::string shape_text(const std::vector<int64_t>& shape);
 
 }  // namespace genrepro

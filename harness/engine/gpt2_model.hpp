@@ -2,6 +2,7 @@
 // GPT-2 forward pass in libtorch, float32 on CPU, following Hugging Face's eager GPT2LMHeadModel
 // step by step. Tensor names are the checkpoint's (wte, wpe, h.{i}.ln_1, h.{i}.attn.c_attn, ...).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <torch/torch.h>
@@ -34,7 +35,37 @@ class Gpt2Model {
   // returns logits [N, V]. Same numbers as forward() on the whole sequence, to float tolerance.
   torch::Tensor forward_cached(KvCache& cache, const std::vector<int64_t>& new_ids) const;
 
-  // (members chosen by the implementation)
+  // Sequence sizes the model can take; both throw UsageError naming the problem.
+  void check_ids(const std::vector<int64_t>& ids, int64_t past_length) const;
+
+ private:
+  // One transformer block's weights, named as in the checkpoint (h.{i}.*). Conv1D weights are
+  // [in, out], as stored.
+  struct Block {
+    torch::Tensor ln_1_weight, ln_1_bias;                // [C]
+    torch::Tensor attn_c_attn_weight, attn_c_attn_bias;  // [C, 3C], [3C]
+    torch::Tensor attn_c_proj_weight, attn_c_proj_bias;  // [C, C], [C]
+    torch::Tensor ln_2_weight, ln_2_bias;                // [C]
+    torch::Tensor mlp_c_fc_weight, mlp_c_fc_bias;        // [C, 4C], [4C]
+    torch::Tensor mlp_c_proj_weight, mlp_c_proj_bias;    // [4C, C], [C]
+  };
+
+  Gpt2Model() = default;
+
+  // The whole network on new ids at positions past_length.. ; with `cache`, attends to the cached
+  // keys/values and appends the new ones. Returns logits [N, V].
+  torch::Tensor run(const std::vector<int64_t>& ids, KvCache* cache) const;
+  torch::Tensor attention(const Block& b, const torch::Tensor& x, int64_t layer, KvCache* cache) const;
+  torch::Tensor mlp(const Block& b, const torch::Tensor& x) const;
+  torch::Tensor activation(const torch::Tensor& x) const;
+
+  Gpt2Config config_;
+  std::string config_path_;
+  std::string weights_path_;
+  torch::Tensor wte_;  // [V, C]; also lm_head (tied)
+  torch::Tensor wpe_;  // [n_positions, C]
+  std::vector<Block> h_;
+  torch::Tensor ln_f_weight_, ln_f_bias_;  // [C]
 };
 
 }  // namespace genrepro

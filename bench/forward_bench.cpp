@@ -1,0 +1,110 @@
+// Tokens per second of greedy generation with the article's recompute loop (use_cache=False)
+// and with the KV cache, on the tiny fixture and on a fixture with GPT-2 small's exact shapes.
+// Fixtures are made on first use under the system temp dir and reused afterwards.
+// Run: build/bench/forward_bench [--threads N] [--tiny-only] [google benchmark flags];
+// threads default to 1.
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <torch/torch.h>
+
+#include "core/fixture_model.hpp"
+#include "core/model_files.hpp"
+#include "engine/gpt2_model.hpp"
+#include "engine/logits_source.hpp"
+#include "engine/torch_runtime.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using genrepro::FixturePreset;
+
+// "the river bank was a little. The": the article's prompt plus four tokens.
+const std::vector<int64_t> kPromptIds = {1169, 7850, 3331, 373, 257, 1310, 13, 383};
+
+std::string preset_name(FixturePreset p) { return p == FixturePreset::tiny ? "tiny" : "gpt2-124m-shape"; }
+
+// The preset's fixture directory, written on first use.
+std::string fixture_dir(FixturePreset preset) {
+  const fs::path dir = fs::temp_directory_path() / ("genrepro-bench-" + preset_name(preset));
+  if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json")) {
+    genrepro::write_fixture_model(dir.string(), preset, GENREPRO_BENCH_TOKENIZER_DIR);
+  }
+  return dir.string();
+}
+
+void greedy(genrepro::LogitsSource& source, int64_t new_tokens) {
+  std::vector<int64_t> ids = kPromptIds;
+  for (int64_t i = 0; i < new_tokens; ++i) ids.push_back(source.next_logits(ids).argmax().item<int64_t>());
+  benchmark::DoNotOptimize(ids.data());
+}
+
+void bench_greedy(benchmark::State& state, const genrepro::Gpt2Model& model, bool cached, int64_t new_tokens) {
+  for (auto _ : state) {
+    auto source = cached ? genrepro::make_cached_source(model) : genrepro::make_recompute_source(model);
+    greedy(*source, new_tokens);
+  }
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(static_cast<double>(new_tokens * state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// New tokens per run: a short continuation, and a longer one where recompute's cost per token
+// grows with the sequence and the cache's does not (much).
+struct Workload {
+  FixturePreset preset;
+  std::vector<int64_t> new_tokens;
+};
+const std::vector<Workload> kWorkloads = {
+    {FixturePreset::tiny, {32, 256}},
+    {FixturePreset::gpt2_124m_shape, {32, 128}},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Threads are the caller's choice, recorded in the output; 1 unless --threads N is given.
+  int threads = 1;
+  bool tiny_only = false;  // --tiny-only: skip making and loading the 124M-shape fixture
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    if (std::string(argv[i]) == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (std::string(argv[i]) == "--tiny-only") {
+      tiny_only = true;
+    } else {
+      rest.push_back(argv[i]);
+    }
+  }
+  genrepro::set_torch_threads(threads);
+  benchmark::AddCustomContext("torch_intra_op_threads", std::to_string(threads));
+
+  // Models live for the whole run; loading is not what is measured.
+  std::vector<std::unique_ptr<genrepro::Gpt2Model>> models;
+  for (const Workload& w : kWorkloads) {
+    if (tiny_only && w.preset != FixturePreset::tiny) continue;
+    models.push_back(std::make_unique<genrepro::Gpt2Model>(genrepro::Gpt2Model::load(
+        genrepro::locate_model_dir(fixture_dir(w.preset), genrepro::ModelSource::flag))));
+    const genrepro::Gpt2Model& model = *models.back();
+    for (const int64_t n : w.new_tokens) {
+      for (const bool cached : {false, true}) {
+        const std::string name = "greedy/" + preset_name(w.preset) + (cached ? "/kv_cache" : "/recompute") +
+                                 "/new_tokens:" + std::to_string(n);
+        benchmark::RegisterBenchmark(name.c_str(), bench_greedy, std::cref(model), cached, n)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(1.0)
+            ->UseRealTime();
+      }
+    }
+  }
+  int rest_argc = static_cast<int>(rest.size());
+  benchmark::Initialize(&rest_argc, rest.data());
+  if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

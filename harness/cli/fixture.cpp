@@ -1,0 +1,68 @@
+// genrepro fixture: writes a fixture model (HF layout, real GPT-2 tokenizer, deterministic weights).
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "cli/verbs.hpp"
+#include "core/errors.hpp"
+#include "core/fixture_model.hpp"
+#include "core/model_files.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct FixtureOptions {
+  std::string out;
+  std::string preset = "tiny";
+  std::string tokenizer_dir;  // empty: default_tokenizer_dir()
+  bool force = false;
+};
+
+bool is_nonempty_dir(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) && !std::filesystem::is_empty(path, ec);
+}
+
+void run_fixture(const FixtureOptions& o) {
+  const FixturePreset preset = parse_fixture_preset(o.preset);
+  std::error_code ec;
+  if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
+    throw UsageError("--out " + o.out + " exists and is not a directory; pass a directory path");
+  if (is_nonempty_dir(o.out) && !o.force)
+    throw UsageError("--out " + o.out + " is not empty; pass --force to overwrite its model files, or choose "
+                     "another directory");
+  const std::string tokenizer_dir = o.tokenizer_dir.empty() ? default_tokenizer_dir() : o.tokenizer_dir;
+  // The big preset takes a while (~500 MB of weights); say what it is doing.
+  const bool verbose = preset == FixturePreset::gpt2_124m_shape;
+  write_fixture_model(o.out, preset, tokenizer_dir, [&](const std::string& step) {
+    if (verbose) std::cerr << "fixture: " << step << "\n";
+  });
+  std::cout << "wrote fixture model '" << to_string(preset) << "' to " << o.out << "\n";
+}
+
+}  // namespace
+
+void setup_fixture(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<FixtureOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "fixture",
+      "Write a fixture model: a Hugging Face layout directory (config.json, model.safetensors,\n"
+      "vocab.json, merges.txt) with GPT-2's real tokenizer and deterministic weights from a portable\n"
+      "PRNG, byte-identical on every machine (docs/fixture-models.md).");
+  cmd->add_option("--out", o->out, "Directory to write (created if missing)")->required();
+  cmd->add_option("--preset", o->preset,
+                  "tiny (2 layers, width 64, context 128, real 50,257-token vocabulary; for tests) or\n"
+                  "gpt2-124m-shape (GPT-2 small's exact shapes, ~550 MB; for benchmarks)")
+      ->capture_default_str();
+  cmd->add_option("--tokenizer-dir", o->tokenizer_dir,
+                  "Where GPT-2's vocab.json/merges.txt (or encoder.json/vocab.bpe) are copied from\n"
+                  "[default: $GENREPRO_TOKENIZER_DIR or the files scripts/setup.sh installed]");
+  cmd->add_flag("--force", o->force, "Overwrite the model files in a non-empty --out directory");
+  cmd->callback([o, &exit_code] {
+    run_fixture(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace genrepro::cli

@@ -1,0 +1,38 @@
+#pragma once
+// The byte-level BPE model: GPT-2's vocabulary (token id <-> raw bytes) and its ranked merges,
+// and the merge loop that turns one pre-tokenized word into token ids.
+//
+// Everything here is raw bytes: the byte symbols of vocab.json / merges.txt ('Ġ' for a space)
+// are converted when the files are loaded (tokenizer_files.cpp).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace genrepro {
+
+struct BpeMerge {
+  int32_t rank = 0;       // line order in merges.txt: lower merges first
+  int32_t merged_id = 0;  // the token the pair becomes
+};
+
+struct BpeModel {
+  std::vector<std::string> token_bytes;                    // id -> bytes
+  std::unordered_map<std::string, int32_t> id_of_bytes;    // bytes -> id
+  std::array<int32_t, 256> byte_ids{};                     // the single-byte tokens
+  std::unordered_map<uint64_t, BpeMerge> merges;           // (left id, right id) -> merge
+
+  static uint64_t pair_key(int32_t left, int32_t right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  }
+
+  // Appends the ids of one word (a piece of the pre-tokenizer) to `out`, with GPT-2's rule:
+  // repeatedly take the adjacent pair of lowest rank and merge all its non-overlapping
+  // occurrences left to right, until no adjacent pair has a merge. Runs in O(n log n) for a word
+  // of n bytes (a heap of candidate pairs over a linked list), so one huge word stays fast.
+  void encode_word(std::string_view word, std::vector<int32_t>& out) const;
+};
+
+}  // namespace genrepro

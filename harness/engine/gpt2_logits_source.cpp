@@ -1,0 +1,84 @@
+// The two ways the loop can get logits from GPT-2: the article's use_cache=False (the whole
+// sequence every step) and a KV cache (only the new token each step).
+#include <algorithm>
+
+#include "engine/gpt2_model.hpp"
+#include "engine/logits_source.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// lm(ids, use_cache=False).logits[0, -1]: every step runs the whole sequence.
+class RecomputeSource : public LogitsSource {
+ public:
+  explicit RecomputeSource(const Gpt2Model& model) : model_(model) {}
+
+  torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
+    return model_.forward(ids).select(0, -1).clone();  // [T, V] -> [V]
+  }
+
+  int64_t context_size() const override { return model_.config().n_positions; }
+
+ private:
+  const Gpt2Model& model_;
+};
+
+// Feeds only the tokens it has not seen. When `ids` is not an extension of what it has cached
+// (a new prompt, or a caller that rewound), it starts over from an empty cache.
+class CachedSource : public LogitsSource {
+ public:
+  explicit CachedSource(const Gpt2Model& model) : model_(model) {}
+
+  torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
+    if (ids == fed_ && last_logits_.defined()) {
+      return last_logits_.clone();  // asked again for the same sequence
+    }
+    if (!extends_fed(ids)) {
+      cache_ = KvCache{};
+      fed_.clear();
+    }
+    const std::vector<int64_t> new_ids(ids.begin() + static_cast<std::ptrdiff_t>(fed_.size()), ids.end());
+    const torch::Tensor logits = feed(new_ids);   // [N, V]
+    fed_ = ids;
+    last_logits_ = logits.select(0, -1).clone();  // [V]
+    return last_logits_.clone();
+  }
+
+  int64_t context_size() const override { return model_.config().n_positions; }
+
+ private:
+  bool extends_fed(const std::vector<int64_t>& ids) const {
+    return ids.size() > fed_.size() && std::equal(fed_.begin(), fed_.end(), ids.begin());
+  }
+
+  // On an error (an id outside the vocabulary, past the context) forgets everything, so the
+  // next call starts from a clean cache rather than a half-updated one.
+  torch::Tensor feed(const std::vector<int64_t>& new_ids) {
+    try {
+      return model_.forward_cached(cache_, new_ids);
+    } catch (...) {
+      cache_ = KvCache{};
+      fed_.clear();
+      last_logits_ = torch::Tensor();
+      throw;
+    }
+  }
+
+  const Gpt2Model& model_;
+  KvCache cache_;
+  std::vector<int64_t> fed_;   // the ids whose keys/values are in cache_
+  torch::Tensor last_logits_;  // logits [V] after fed_
+};
+
+}  // namespace
+
+std::unique_ptr<LogitsSource> make_recompute_source(const Gpt2Model& model) {
+  return std::make_unique<RecomputeSource>(model);
+}
+
+std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model) {
+  return std::make_unique<CachedSource>(model);
+}
+
+}  // namespace genrepro

@@ -1,0 +1,93 @@
+#pragma once
+// The sampler chain as data (llama.cpp's llama-sampling.cpp style): each stage is a small struct
+// with a name and apply(logits) -> logits, and the chain is the ordered list the run names in
+// SamplingParams::sampler_order. Stages only rescale logits or mask them with -inf; the loop
+// turns the result into probabilities (softmax) and picks (token_picker.hpp).
+//
+// Shapes: every function takes and returns logits [V], float32, and never modifies its input.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "core/records.hpp"
+
+namespace genrepro {
+
+// --- the operations, as the article and Hugging Face write them ---
+
+// logits / T (the article: `logits / T`). T <= 0 never divides: it keeps only the argmax
+// (greedy's limit), as llama.cpp's temperature sampler does.
+torch::Tensor apply_temperature(const torch::Tensor& logits, double temperature);
+
+// Keeps the k largest logits, masks the rest with -inf (Hugging Face's TopKLogitsWarper: every
+// logit equal to the k-th largest stays, so ties at the boundary can keep more than k).
+// k <= 0 or k >= V: unchanged.
+torch::Tensor top_k_filter(const torch::Tensor& logits, int64_t k);
+
+// The article's top_p_filter, line by line: sort descending, softmax, cumsum, remove where
+// cumulative >= p, shift the mask right by one (the token that reaches p stays), always keep the
+// top token, mask with -inf. p >= 1: unchanged (no stage; the article's loop without a filter).
+torch::Tensor top_p_filter(const torch::Tensor& logits, double p);
+
+// Hugging Face's TopPLogitsWarper: sort ascending, softmax, cumsum, remove where
+// cumulative <= 1 - p, keep the min_tokens_to_keep largest. p >= 1: unchanged (HF adds no
+// warper). Agrees with top_p_filter in exact arithmetic, not always in float32 (docs/sampling.md).
+torch::Tensor top_p_filter_hf(const torch::Tensor& logits, double p, int64_t min_tokens_to_keep = 1);
+
+// --- the chain ---
+
+struct SamplerStage {
+  virtual ~SamplerStage() = default;
+  virtual std::string name() const = 0;  // "temperature", "top_k", "top_p"
+  virtual torch::Tensor apply(const torch::Tensor& logits) const = 0;
+};
+
+struct TemperatureStage : SamplerStage {
+  double temperature;
+  explicit TemperatureStage(double t) : temperature(t) {}
+  std::string name() const override { return "temperature"; }
+  torch::Tensor apply(const torch::Tensor& logits) const override { return apply_temperature(logits, temperature); }
+};
+
+struct TopKStage : SamplerStage {
+  int64_t k;
+  explicit TopKStage(int64_t k_) : k(k_) {}
+  std::string name() const override { return "top_k"; }
+  torch::Tensor apply(const torch::Tensor& logits) const override { return top_k_filter(logits, k); }
+};
+
+// The article's rule (top_p_rule "article").
+struct TopPStage : SamplerStage {
+  double p;
+  explicit TopPStage(double p_) : p(p_) {}
+  std::string name() const override { return "top_p"; }
+  torch::Tensor apply(const torch::Tensor& logits) const override { return top_p_filter(logits, p); }
+};
+
+// Hugging Face's rule (top_p_rule "hf").
+struct TopPHfStage : SamplerStage {
+  double p;
+  explicit TopPHfStage(double p_) : p(p_) {}
+  std::string name() const override { return "top_p"; }
+  torch::Tensor apply(const torch::Tensor& logits) const override { return top_p_filter_hf(logits, p); }
+};
+
+class SamplerChain {
+ public:
+  explicit SamplerChain(std::vector<std::unique_ptr<SamplerStage>> stages);
+  // Each stage in order: logits -> stage 1 -> stage 2 -> ...
+  torch::Tensor apply(const torch::Tensor& logits) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<SamplerStage>> stages_;
+};
+
+// The chain `params.sampler_order` names, with params' temperature, top_k, top_p and top_p_rule.
+// `params` must be valid (check_run_params); an unknown stage or rule throws SpecError.
+SamplerChain build_sampler_chain(const SamplingParams& params);
+
+}  // namespace genrepro

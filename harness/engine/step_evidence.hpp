@@ -1,0 +1,26 @@
+#pragma once
+// What one step leaves as evidence (core/records.hpp StepRecord): the chosen token, its
+// probabilities, the kept-set size, the top-N candidates, the rest mass, the margins, the entropy.
+#include <cstdint>
+#include <optional>
+
+#include <torch/torch.h>
+
+#include "core/records.hpp"
+#include "engine/generation_loop.hpp"
+
+namespace genrepro {
+
+struct StepInputs {
+  const torch::Tensor& logits;        // [V] float32, as the model gave them
+  const torch::Tensor& final_probs;   // [V] the distribution the token was drawn from
+  bool greedy = false;                // kept = 1; final_probs is softmax(logits) at T = 1
+  double table_temperature = 1;       // T of prob_scaled (the article's table); > 0
+  int64_t top_candidates = 5;
+};
+
+// Fills every StepRecord field but `step`. `chosen` is empty only for max_new_tokens == 0.
+// Costs one softmax or two over V and a topk of N (no full sort).
+StepRecord describe_step(const StepInputs& in, std::optional<int64_t> chosen, const TokenText& token_text);
+
+}  // namespace genrepro

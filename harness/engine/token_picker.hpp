@@ -1,0 +1,48 @@
+#pragma once
+// How a token is drawn from the final distribution. One picker per run, seeded once, so the k-th
+// draw of a run is the k-th draw of the article's `torch.Generator(device="cpu").manual_seed(seed)`.
+#include <cstdint>
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "core/portable_rng.hpp"
+#include "core/records.hpp"
+
+namespace genrepro {
+
+class TokenPicker {
+ public:
+  virtual ~TokenPicker() = default;
+  // probs [V] float32 (softmax of the filtered logits) -> the drawn token id.
+  virtual int64_t pick(const torch::Tensor& probs) = 0;
+};
+
+// rng "torch": torch::multinomial(probs, 1, /*replacement=*/false, generator) with a CPU generator
+// made from the seed, as torch.Generator(device="cpu").manual_seed(seed).
+class TorchMultinomialPicker : public TokenPicker {
+ public:
+  explicit TorchMultinomialPicker(uint64_t seed);
+  int64_t pick(const torch::Tensor& probs) override;
+
+ private:
+  at::Generator generator_;
+};
+
+// rng "portable": the same exponential race over std::mt19937 (core/portable_rng.hpp).
+class PortablePicker : public TokenPicker {
+ public:
+  explicit PortablePicker(uint64_t seed) : race_(seed) {}
+  int64_t pick(const torch::Tensor& probs) override;
+
+ private:
+  PortableMultinomial race_;
+};
+
+// The picker params.rng names, seeded with params.seed. Throws SpecError for an unknown rng.
+std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params);
+
+// The article's greedy pick: torch.argmax(logits) (the first index among ties).
+int64_t pick_greedy(const torch::Tensor& logits);
+
+}  // namespace genrepro
