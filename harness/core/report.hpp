@@ -24,9 +24,9 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents)
 // Every file of the report directory, in a fixed order: report.md, report.html, then the SVGs.
 std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents);
 
-// Writes the files into out_dir (created if missing), each through a temporary file in the same
-// directory and a rename, so a reader never sees half a file. Returns the paths written.
-// Throws UsageError naming the directory or file when it cannot be written.
+// Writes the files into out_dir (created if missing), each atomically (core/atomic_file.hpp:
+// a temporary file in the same directory, fsync, rename), so a reader never sees half a file.
+// Returns the paths written. Throws genrepro::Error naming the file that cannot be written.
 std::vector<std::string> write_report(const std::vector<ReportFile>& files, const std::string& out_dir);
 
 }  // namespace genrepro

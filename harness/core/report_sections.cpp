@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/report.hpp"
@@ -18,28 +19,32 @@ namespace {
 // Shortest token span the greedy section calls a repetition: shorter spans (", the") repeat in
 // any text.
 constexpr size_t kMinRepeatTokens = 4;
+// Runs with the same prompt and temperature computed the same first logits; their recorded
+// first-step probabilities may differ only by float32 noise from a different summation order
+// (use_cache), about 1e-7 relative. Anything beyond 1e-6 is a different computation.
+constexpr double kSameFirstStepTolerance = 1e-6;
 // The repeated passage is searched byte by byte (quadratic time); longer continuations skip it.
 constexpr size_t kMaxPassageSearchBytes = 8192;
 // More lines than this make a step chart unreadable; the rest are listed in a note.
 constexpr size_t kMaxChartSeries = 16;
 
-using Runs = std::vector<const ReportRun*>;
+using Runs = std::vector<const RunRecord*>;
 
 // ---- what a run is ----
 
-bool is_first_prediction_only(const ReportRun& r) { return r.params.max_new_tokens == 0; }
-bool is_generating(const ReportRun& r) { return r.params.max_new_tokens > 0; }
-bool is_greedy(const ReportRun& r) { return r.params.sampling.mode == DecodeMode::greedy; }
-bool is_sampled(const ReportRun& r) { return r.params.sampling.mode == DecodeMode::sample; }
-bool has_top_k(const ReportRun& r) { return r.params.sampling.top_k > 0; }
-bool has_top_p(const ReportRun& r) { return r.params.sampling.top_p < 1; }
+bool is_first_prediction_only(const RunRecord& r) { return r.params.max_new_tokens == 0; }
+bool is_generating(const RunRecord& r) { return r.params.max_new_tokens > 0; }
+bool is_greedy(const RunRecord& r) { return r.params.sampling.mode == DecodeMode::greedy; }
+bool is_sampled(const RunRecord& r) { return r.params.sampling.mode == DecodeMode::sample; }
+bool has_top_k(const RunRecord& r) { return r.params.sampling.top_k > 0; }
+bool has_top_p(const RunRecord& r) { return r.params.sampling.top_p < 1; }
 // A run whose first step shows softmax(logits / T) at a meaningful temperature.
-bool has_scaled_first_step(const ReportRun& r) {
+bool has_scaled_first_step(const RunRecord& r) {
   return (is_sampled(r) || is_first_prediction_only(r)) && r.params.sampling.temperature > 0 &&
          !r.result.steps.empty();
 }
 
-bool default_order(const ReportRun& r) { return r.params.sampling.sampler_order == SamplingParams{}.sampler_order; }
+bool default_order(const RunRecord& r) { return r.params.sampling.sampler_order == SamplingParams{}.sampler_order; }
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -47,7 +52,7 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-std::string order_text(const ReportRun& r) { return join(r.params.sampling.sampler_order, " → "); }
+std::string order_text(const RunRecord& r) { return join(r.params.sampling.sampler_order, " → "); }
 
 // Which parameters a grouping key leaves out.
 enum KeyIgnore : unsigned {
@@ -60,7 +65,7 @@ enum KeyIgnore : unsigned {
 
 // Every parameter that can change what a run produces, as one string (doubles exactly, so two
 // runs share a key only if they were asked for the same thing).
-std::string params_key(const ReportRun& r, unsigned ignore) {
+std::string params_key(const RunRecord& r, unsigned ignore) {
   const auto& s = r.params.sampling;
   char buf[64];
   std::string key = "prompt=" + r.prompt + "\x1f" + "mode=" + to_string(s.mode);
@@ -76,7 +81,7 @@ std::string params_key(const ReportRun& r, unsigned ignore) {
 std::vector<Runs> group_by(const Runs& runs, unsigned ignore) {
   std::vector<Runs> groups;
   std::map<std::string, size_t> where;
-  for (const ReportRun* r : runs) {
+  for (const RunRecord* r : runs) {
     const std::string key = params_key(*r, ignore);
     const auto it = where.find(key);
     if (it == where.end()) {
@@ -89,14 +94,14 @@ std::vector<Runs> group_by(const Runs& runs, unsigned ignore) {
   return groups;
 }
 
-Runs select(const Runs& runs, bool (*pred)(const ReportRun&)) {
+Runs select(const Runs& runs, bool (*pred)(const RunRecord&)) {
   Runs out;
-  for (const ReportRun* r : runs) if (pred(*r)) out.push_back(r);
+  for (const RunRecord* r : runs) if (pred(*r)) out.push_back(r);
   return out;
 }
 
 // "T=1 p=0.9 seed=43" (only what is set), for legends, labels and table rows.
-std::string run_label(const ReportRun& r, unsigned omit = kKeepAll) {
+std::string run_label(const RunRecord& r, unsigned omit = kKeepAll) {
   const auto& s = r.params.sampling;
   std::vector<std::string> parts;
   if (is_greedy(r)) {
@@ -114,7 +119,7 @@ std::string run_label(const ReportRun& r, unsigned omit = kKeepAll) {
   return join(parts, " ");
 }
 
-std::string stop_text(const ReportRun& r) {
+std::string stop_text(const RunRecord& r) {
   const std::string n = std::to_string(r.result.stop_step);
   switch (r.result.stop_reason) {
     case StopReason::eos: return "EOS at new token " + n;
@@ -132,7 +137,7 @@ std::string ordinal(int64_t n) {
 }
 
 // "identical (50 tokens)" or "first differs at new token 3".
-std::string compare_outputs(const ReportRun& a, const ReportRun& b) {
+std::string compare_outputs(const RunRecord& a, const RunRecord& b) {
   const auto& x = a.result.output_ids;
   const auto& y = b.result.output_ids;
   const size_t common = std::min(x.size(), y.size());
@@ -144,31 +149,14 @@ std::string compare_outputs(const ReportRun& a, const ReportRun& b) {
 }
 
 
-std::string first_step_token(const ReportRun& r, size_t step) {
+std::string first_step_token(const RunRecord& r, size_t step) {
   if (step >= r.result.steps.size()) return "";
   const StepRecord& s = r.result.steps[step];
   return s.token_id ? quoted_token(s.token_text) : "(none picked)";
 }
 
-std::string evidence_string(const nlohmann::json& j, std::initializer_list<const char*> path) {
-  const nlohmann::json* at = &j;
-  for (const char* key : path) {
-    if (!at->is_object() || !at->contains(key)) return "not recorded";
-    at = &(*at)[key];
-  }
-  if (at->is_string()) return at->get<std::string>();
-  if (at->is_null()) return "null";
-  return at->dump();
-}
-
-std::optional<int64_t> eos_id(const ReportDocument& doc) {
-  const auto& e = doc.evidence;
-  if (e.contains("model") && e["model"].is_object() && e["model"].contains("eos_token_id") &&
-      e["model"]["eos_token_id"].is_number_integer()) {
-    return e["model"]["eos_token_id"].get<int64_t>();
-  }
-  return std::nullopt;
-}
+std::string or_not_recorded(const std::optional<std::string>& v) { return v ? *v : "not recorded"; }
+std::string or_not_recorded(const std::string& v) { return v.empty() ? "not recorded" : v; }
 
 // ---- building blocks ----
 
@@ -204,10 +192,10 @@ class Builder {
 struct Inputs {
   const std::vector<ReportDocument>& documents;
   Runs runs;  // every run of every document, in order
-  std::map<const ReportRun*, size_t> document_of;
+  std::map<const RunRecord*, size_t> document_of;
 
-  const ReportDocument& document(const ReportRun& r) const { return documents[document_of.at(&r)]; }
-  std::string legend(const ReportRun& r) const {
+  const ReportDocument& document(const RunRecord& r) const { return documents[document_of.at(&r)]; }
+  std::string legend(const RunRecord& r) const {
     return documents.size() > 1 ? run_label(r) + " [" + document(r).name + "]" : run_label(r);
   }
 };
@@ -277,8 +265,8 @@ std::string longest_repeated_passage(const std::string& text) {
 void add_intro(const Inputs& in, Builder& b) {
   std::vector<std::string> names;
   for (const auto& d : in.documents) {
-    names.push_back(d.name + " (created " + evidence_string(d.evidence, {"created_utc"}) + ", model source " +
-                    evidence_string(d.evidence, {"model", "source"}) + ", " + std::to_string(d.runs.size()) + " runs)");
+    names.push_back(d.name + " (created " + or_not_recorded(d.evidence.created_utc) + ", model source " +
+                    or_not_recorded(d.evidence.model.source) + ", " + std::to_string(d.evidence.runs.size()) + " runs)");
   }
   b.paragraph("Regenerated from the evidence in " + join(names, "; ") +
               ". Runs are recognized by their parameters (mode, temperature, top-p, seed, max_new_tokens, sampler order), "
@@ -289,13 +277,13 @@ void add_intro(const Inputs& in, Builder& b) {
 void add_greedy(const Inputs& in, Builder& b) {
   b.heading("Greedy decoding and its repetition");
   Runs greedy;
-  for (const ReportRun* r : in.runs) if (is_greedy(*r) && is_generating(*r)) greedy.push_back(r);
+  for (const RunRecord* r : in.runs) if (is_greedy(*r) && is_generating(*r)) greedy.push_back(r);
   if (greedy.empty()) {
     b.note("Not in this evidence: no greedy run with max_new_tokens > 0, so there is no greedy output to show.");
     return;
   }
   b.paragraph("Every step takes the most probable token (argmax).");
-  for (const ReportRun* r : greedy) {
+  for (const RunRecord* r : greedy) {
     b.paragraph(in.legend(*r) + " (run " + r->id + "): " + stop_text(*r) + ".");
     b.generated(r->text);
     const Repeat rep = longest_repeat(r->result.output_ids);
@@ -313,18 +301,39 @@ void add_greedy(const Inputs& in, Builder& b) {
 
 void add_first_prediction(const Inputs& in, Builder& b) {
   b.heading("First prediction at several temperatures");
-  // One column per temperature, per prompt; the first run seen at each temperature.
-  std::vector<std::pair<std::string, std::map<double, const ReportRun*>>> prompts;
-  for (const ReportRun* r : in.runs) {
+  // One column per temperature, per prompt: a first-prediction-only run if there is one (that is
+  // what it is for), else the first run seen. Every other run at that prompt and temperature saw
+  // the same first logits, so its candidates must agree.
+  std::vector<std::pair<std::string, std::map<double, const RunRecord*>>> prompts;
+  for (const RunRecord* r : in.runs) {
     if (!has_scaled_first_step(*r) || r->result.steps[0].top.empty()) continue;
     auto it = std::find_if(prompts.begin(), prompts.end(), [&](const auto& p) { return p.first == r->prompt; });
     if (it == prompts.end()) it = prompts.insert(prompts.end(), {r->prompt, {}});
-    it->second.emplace(r->params.sampling.temperature, r);
+    const auto [at, fresh] = it->second.emplace(r->params.sampling.temperature, r);
+    if (!fresh && is_first_prediction_only(*r) && !is_first_prediction_only(*at->second)) at->second = r;
   }
   if (prompts.empty()) {
     b.note("Not in this evidence: no sampled or first-prediction run with a temperature > 0 and a recorded first step, "
            "so the top-candidate table cannot be built.");
     return;
+  }
+  std::vector<std::string> disagreements;
+  for (const RunRecord* r : in.runs) {
+    if (!has_scaled_first_step(*r)) continue;
+    for (const auto& [prompt, by_t] : prompts) {
+      const auto chosen = by_t.find(r->params.sampling.temperature);
+      if (prompt != r->prompt || chosen == by_t.end() || chosen->second == r) continue;
+      const auto& a = chosen->second->result.steps[0].top;
+      const auto& c = r->result.steps[0].top;
+      for (size_t i = 0; i < a.size() && i < c.size(); ++i) {
+        if (a[i].id != c[i].id || std::fabs(a[i].prob_scaled - c[i].prob_scaled) > kSameFirstStepTolerance) {
+          disagreements.push_back(chosen->second->id + " has " + quoted_token(a[i].text) + " " + format_prob(a[i].prob_scaled) +
+                                  ", " + r->id + " has " + quoted_token(c[i].text) + " " + format_prob(c[i].prob_scaled) +
+                                  " at rank " + std::to_string(i + 1));
+          break;
+        }
+      }
+    }
   }
   for (const auto& [prompt, by_t] : prompts) {
     const StepRecord& first = by_t.begin()->second->result.steps[0];
@@ -381,12 +390,13 @@ void add_first_prediction(const Inputs& in, Builder& b) {
     b.figure(b.figure_name("first-prediction"), "Top " + std::to_string(rows) + " first-token probabilities and everything else, at each temperature, after " + quoted_token(prompt) + ".",
              svg_grouped_bar_chart(chart));
   }
+  for (const auto& d : disagreements) b.note("Runs with the same first prediction disagree: " + d + ".");
 }
 
 void add_temperature(const Inputs& in, Builder& b) {
   b.heading("Sampling at several temperatures");
   Runs unfiltered;
-  for (const ReportRun* r : in.runs) {
+  for (const RunRecord* r : in.runs) {
     if (is_sampled(*r) && is_generating(*r) && !has_top_k(*r) && !has_top_p(*r)) unfiltered.push_back(r);
   }
   if (unfiltered.empty()) {
@@ -394,11 +404,11 @@ void add_temperature(const Inputs& in, Builder& b) {
     return;
   }
   for (Runs group : group_by(unfiltered, kIgnoreTemperature)) {
-    std::stable_sort(group.begin(), group.end(), [](const ReportRun* a, const ReportRun* c) {
+    std::stable_sort(group.begin(), group.end(), [](const RunRecord* a, const RunRecord* c) {
       return a->params.sampling.temperature < c->params.sampling.temperature;
     });
-    const ReportRun* greedy = nullptr;
-    for (const ReportRun* r : in.runs) {
+    const RunRecord* greedy = nullptr;
+    for (const RunRecord* r : in.runs) {
       if (is_greedy(*r) && is_generating(*r) && r->prompt == group[0]->prompt) {
         greedy = r;
         break;
@@ -410,12 +420,12 @@ void add_temperature(const Inputs& in, Builder& b) {
     ReportTable t;
     t.header = {"T", "seed", "stop", "compared with greedy", "run"};
     t.numeric = {true, true, false, false, false};
-    for (const ReportRun* r : group) {
+    for (const RunRecord* r : group) {
       t.rows.push_back({format_param(r->params.sampling.temperature), std::to_string(r->params.sampling.seed), stop_text(*r),
                         greedy ? compare_outputs(*r, *greedy) : "no greedy run for this prompt", r->id});
     }
     b.table(std::move(t));
-    for (const ReportRun* r : group) {
+    for (const RunRecord* r : group) {
       b.paragraph("T = " + format_param(r->params.sampling.temperature) + ":");
       b.generated(r->text);
     }
@@ -425,7 +435,7 @@ void add_temperature(const Inputs& in, Builder& b) {
 void add_nucleus(const Inputs& in, Builder& b) {
   b.heading("Nucleus sizes");
   Runs filtered;
-  for (const ReportRun* r : in.runs) if (has_top_p(*r) && has_scaled_first_step(*r)) filtered.push_back(r);
+  for (const RunRecord* r : in.runs) if (has_top_p(*r) && has_scaled_first_step(*r)) filtered.push_back(r);
   if (filtered.empty()) {
     b.note("Not in this evidence: no run with top-p < 1 and a recorded first step, so there are no nucleus sizes.");
     return;
@@ -438,15 +448,15 @@ void add_nucleus(const Inputs& in, Builder& b) {
   std::vector<std::string> disagreements;
   std::vector<std::pair<BarChartSpec, std::string>> charts;
   for (const Runs& group : group_by(filtered, kIgnoreTemperature | kIgnoreSeed | kIgnoreLength)) {
-    std::map<double, const ReportRun*> by_t;
-    for (const ReportRun* r : group) {
+    std::map<double, const RunRecord*> by_t;
+    for (const RunRecord* r : group) {
       const auto [it, fresh] = by_t.emplace(r->params.sampling.temperature, r);
       if (!fresh && it->second->result.steps[0].kept != r->result.steps[0].kept) {
         disagreements.push_back(it->second->id + " keeps " + format_count(it->second->result.steps[0].kept) + ", " + r->id +
                                 " keeps " + format_count(r->result.steps[0].kept));
       }
     }
-    const ReportRun& any = *group[0];
+    const RunRecord& any = *group[0];
     BarChartSpec chart;
     chart.title = "Nucleus size at p = " + format_param(any.params.sampling.top_p) + " (first prediction)" +
                   (default_order(any) ? "" : ", order " + join(any.params.sampling.sampler_order, "→"));
@@ -475,7 +485,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
   std::vector<Runs> comparisons;
   for (const Runs& group : group_by(in.runs, kIgnoreOrder)) {
     std::set<std::vector<std::string>> orders;
-    for (const ReportRun* r : group) orders.insert(r->params.sampling.sampler_order);
+    for (const RunRecord* r : group) orders.insert(r->params.sampling.sampler_order);
     if (orders.size() > 1 && is_sampled(*group[0])) comparisons.push_back(group);
   }
   if (comparisons.empty()) {
@@ -490,7 +500,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
     t.header = {"step"};
     t.numeric = {true};
     size_t steps = 0;
-    for (const ReportRun* r : group) {
+    for (const RunRecord* r : group) {
       t.header.push_back(order_text(*r) + ": token");
       t.header.push_back("kept");
       t.numeric.push_back(false);
@@ -502,7 +512,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
     for (size_t s = 0; s < steps; ++s) {
       std::vector<std::string> row = {std::to_string(s + 1)};
       std::set<std::optional<int64_t>> picked;
-      for (const ReportRun* r : group) {
+      for (const RunRecord* r : group) {
         const bool has = s < r->result.steps.size();
         row.push_back(has ? first_step_token(*r, s) : "");
         row.push_back(has ? format_count(r->result.steps[s].kept) : "");
@@ -512,7 +522,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
       t.rows.push_back(row);
     }
     b.table(std::move(t));
-    for (const ReportRun* r : group) {
+    for (const RunRecord* r : group) {
       if (!is_generating(*r)) continue;
       b.paragraph(order_text(*r) + " (" + r->id + "): " + stop_text(*r) + ".");
       b.generated(r->text);
@@ -525,7 +535,7 @@ void add_seeds(const Inputs& in, Builder& b) {
   std::vector<Runs> groups;
   for (const Runs& group : group_by(select(in.runs, is_generating), kIgnoreSeed)) {
     std::set<uint64_t> seeds;
-    for (const ReportRun* r : group) seeds.insert(r->params.sampling.seed);
+    for (const RunRecord* r : group) seeds.insert(r->params.sampling.seed);
     if (seeds.size() > 1 && is_sampled(*group[0])) groups.push_back(group);
   }
   if (groups.empty()) {
@@ -539,12 +549,12 @@ void add_seeds(const Inputs& in, Builder& b) {
     ReportTable t;
     t.header = {"seed", "stop", "compared with seed " + std::to_string(group[0]->params.sampling.seed), "run"};
     t.numeric = {true, false, false, false};
-    for (const ReportRun* r : group) {
+    for (const RunRecord* r : group) {
       t.rows.push_back({std::to_string(r->params.sampling.seed), stop_text(*r),
                         r == group[0] ? "(reference)" : compare_outputs(*r, *group[0]), r->id});
     }
     b.table(std::move(t));
-    for (const ReportRun* r : group) {
+    for (const RunRecord* r : group) {
       b.paragraph("seed " + std::to_string(r->params.sampling.seed) + ":");
       b.generated(r->text);
     }
@@ -561,7 +571,7 @@ void add_stopping(const Inputs& in, Builder& b) {
   ReportTable t;
   t.header = {"run", "parameters", "limit", "stop reason", "new tokens", "last token"};
   t.numeric = {false, false, true, false, true, false};
-  for (const ReportRun* r : generating) {
+  for (const RunRecord* r : generating) {
     const auto& out = r->result.output_ids;
     const std::string last = r->result.steps.empty()
                                  ? (out.empty() ? "" : "id " + std::to_string(out.back()))
@@ -572,19 +582,14 @@ void add_stopping(const Inputs& in, Builder& b) {
   }
   b.table(std::move(t));
   bool any_eos = false;
-  for (const ReportRun* r : generating) {
+  for (const RunRecord* r : generating) {
     if (r->result.stop_reason != StopReason::eos) continue;
     any_eos = true;
-    const auto eos = eos_id(in.document(*r));
+    const int64_t eos = in.document(*r).evidence.model.eos_token_id;
     const auto& out = r->result.output_ids;
-    std::string check;
-    if (!eos) {
-      check = " The evidence does not record the model's EOS id.";
-    } else if (out.empty() || out.back() != *eos) {
-      check = " Its last token is not the model's EOS id " + std::to_string(*eos) + ": the evidence is inconsistent.";
-    } else {
-      check = " The token is the model's EOS id " + std::to_string(*eos) + " (from its config).";
-    }
+    const std::string check = (out.empty() || out.back() != eos)
+                                  ? " Its last token is not the model's EOS id " + std::to_string(eos) + ": the evidence is inconsistent."
+                                  : " The token is the model's EOS id " + std::to_string(eos) + " (from its config).";
     b.paragraph(in.legend(*r) + " selected EOS as its " + ordinal(r->result.stop_step) + " new token, before the limit of " +
                 std::to_string(r->params.max_new_tokens) + "." + check);
   }
@@ -594,7 +599,7 @@ void add_stopping(const Inputs& in, Builder& b) {
 void add_step_charts(const Inputs& in, Builder& b) {
   b.heading("Step by step");
   Runs stepped;
-  for (const ReportRun* r : in.runs) if (is_generating(*r) && r->result.steps.size() > 1) stepped.push_back(r);
+  for (const RunRecord* r : in.runs) if (is_generating(*r) && r->result.steps.size() > 1) stepped.push_back(r);
   const Runs sampled = select(stepped, is_sampled);
   if (stepped.empty()) {
     b.note("Not in this evidence: no run with more than one recorded step.");
@@ -615,7 +620,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
     kept.x_label = "new token";
     kept.y_label = "tokens kept (log scale)";
     kept.log_y = true;
-    for (const ReportRun* r : capped(sampled, "Kept-set chart")) {
+    for (const RunRecord* r : capped(sampled, "Kept-set chart")) {
       LineSeries s;
       s.label = in.legend(*r);
       for (const StepRecord& st : r->result.steps) {
@@ -634,7 +639,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
   prob.fixed_y = true;
   prob.y_min = 0;
   prob.y_max = 1;
-  for (const ReportRun* r : capped(stepped, "Chosen-token chart")) {
+  for (const RunRecord* r : capped(stepped, "Chosen-token chart")) {
     LineSeries s;
     s.label = in.legend(*r);
     s.emphasized = is_greedy(*r);
@@ -656,7 +661,7 @@ void add_all_runs(const Inputs& in, Builder& b) {
     return;
   }
   std::vector<std::string> experiments;
-  for (const ReportRun* r : in.runs) {
+  for (const RunRecord* r : in.runs) {
     if (std::find(experiments.begin(), experiments.end(), r->experiment) == experiments.end()) experiments.push_back(r->experiment);
   }
   for (const std::string& name : experiments) {
@@ -665,8 +670,8 @@ void add_all_runs(const Inputs& in, Builder& b) {
     t.header = {"#", "run", "mode", "T", "top-k", "top-p", "seed", "sampler order", "limit", "stop", "new tokens"};
     t.numeric = {true, false, false, true, true, true, true, false, true, false, true};
     Runs runs;
-    for (const ReportRun* r : in.runs) if (r->experiment == name) runs.push_back(r);
-    for (const ReportRun* r : runs) {
+    for (const RunRecord* r : in.runs) if (r->experiment == name) runs.push_back(r);
+    for (const RunRecord* r : runs) {
       const auto& s = r->params.sampling;
       t.rows.push_back({std::to_string(r->index), r->id, to_string(s.mode), format_param(s.temperature),
                         has_top_k(*r) ? std::to_string(s.top_k) : "off", has_top_p(*r) ? format_param(s.top_p) : "off",
@@ -674,7 +679,7 @@ void add_all_runs(const Inputs& in, Builder& b) {
                         to_string(r->result.stop_reason), std::to_string(r->result.stop_step)});
     }
     b.table(std::move(t));
-    for (const ReportRun* r : runs) {
+    for (const RunRecord* r : runs) {
       if (!is_generating(*r)) continue;
       b.paragraph(r->id + " (" + in.legend(*r) + "): " + stop_text(*r) + ".");
       b.generated(r->text);
@@ -685,58 +690,55 @@ void add_all_runs(const Inputs& in, Builder& b) {
 void add_sources(const Inputs& in, Builder& b) {
   b.heading("Where this came from");
   for (const ReportDocument& d : in.documents) {
-    const auto& e = d.evidence;
+    const Evidence& e = d.evidence;
+    const Environment& env = e.environment;
     b.heading("Evidence " + quoted_token(d.name), 3);
     ReportTable t;
     t.header = {"field", "value"};
     t.numeric = {false, false};
-    const auto row = [&](const std::string& name, std::initializer_list<const char*> path) {
-      t.rows.push_back({name, evidence_string(e, path)});
-    };
-    row("schema", {"schema"});
-    row("genrepro version", {"genrepro", "version"});
-    row("genrepro commit", {"genrepro", "git_commit"});
-    row("created (UTC)", {"created_utc"});
-    row("libtorch", {"environment", "libtorch_version"});
-    row("ATen CPU capability", {"environment", "cpu_capability"});
-    row("BLAS vendor", {"environment", "blas", "vendor"});
-    row("BLAS library", {"environment", "blas", "resolved"});
-    row("intra-op threads", {"environment", "threads", "intra_op"});
-    row("inter-op threads", {"environment", "threads", "inter_op"});
-    row("CPU", {"environment", "cpu", "model"});
-    row("logical cores", {"environment", "cpu", "logical_cores"});
-    row("compiler", {"environment", "compiler"});
-    row("OS", {"environment", "os"});
-    row("kernel", {"environment", "kernel"});
-    row("dtype / device", {"environment", "dtype"});
-    t.rows.back()[1] += " / " + evidence_string(e, {"environment", "device"});
-    row("model source", {"model", "source"});
-    row("model path", {"model", "path"});
-    row("EOS token id", {"model", "eos_token_id"});
-    row("context length", {"model", "n_positions"});
+    const auto row = [&](const std::string& name, const std::string& value) { t.rows.push_back({name, value}); };
+    row("schema", e.schema);
+    row("genrepro", or_not_recorded(e.genrepro.version) + " (commit " + or_not_recorded(e.genrepro.git_commit) + ")");
+    row("created (UTC)", or_not_recorded(e.created_utc));
+    row("libtorch", or_not_recorded(env.libtorch_version));
+    row("ATen CPU capability", or_not_recorded(env.cpu_capability));
+    row("BLAS", env.blas.vendor + ", " + or_not_recorded(env.blas.resolved ? env.blas.resolved : env.blas.library) +
+                    (env.blas.core ? ", core " + *env.blas.core : "") +
+                    (env.blas.threads ? ", " + std::to_string(*env.blas.threads) + " threads" : ""));
+    row("threads (intra-op / inter-op)", std::to_string(env.threads.intra_op) + " / " + std::to_string(env.threads.inter_op));
+    row("CPU", or_not_recorded(env.cpu.model) + " (" + std::to_string(env.cpu.logical_cores) + " logical cores, " +
+                   std::to_string(env.cpu.usable_cores) + " usable)");
+    row("float control", env.float_control ? std::string("flush-to-zero ") + (env.float_control->flush_to_zero ? "on" : "off") +
+                                                 ", denormals-are-zero " + (env.float_control->denormals_are_zero ? "on" : "off") +
+                                                 ", rounding " + env.float_control->rounding
+                                           : "not recorded");
+    std::vector<std::string> vars;
+    for (const auto& [name, value] : env.numerics_env) {
+      if (value) vars.push_back(name + "=" + *value);
+    }
+    row("numerics variables set", vars.empty() ? "none" : join(vars, " "));
+    row("compiler", or_not_recorded(env.compiler));
+    row("OS / kernel", or_not_recorded(env.os) + " / " + or_not_recorded(env.kernel));
+    row("dtype / device", env.dtype + " / " + env.device);
+    row("model", or_not_recorded(e.model.source) + ": " + or_not_recorded(e.model.path));
+    row("EOS token id / context length", std::to_string(e.model.eos_token_id) + " / " + std::to_string(e.model.n_positions));
     b.table(std::move(t));
-    const auto files = e.contains("model") && e["model"].is_object() ? e["model"].value("files", nlohmann::json::object())
-                                                                      : nlohmann::json::object();
-    if (files.is_object() && !files.empty()) {
+    if (e.model.files.empty()) {
+      b.note("The evidence records no model file checksums.");
+    } else {
       ReportTable f;
       f.header = {"model file", "bytes", "sha256"};
       f.numeric = {false, true, false};
-      for (const auto& [name, info] : files.items()) {  // nlohmann's object keys are sorted: fixed order
-        const std::string bytes = info.is_object() && info.contains("bytes") && info["bytes"].is_number_integer()
-                                      ? format_count(info["bytes"].get<int64_t>()) : "not recorded";
-        f.rows.push_back({name, bytes, evidence_string(info, {"sha256"})});
+      for (const auto& [name, info] : e.model.files) {  // a std::map: a fixed, sorted order
+        f.rows.push_back({name, format_count(static_cast<int64_t>(info.bytes)), info.sha256});
       }
       b.table(std::move(f));
-    } else {
-      b.note("The evidence records no model file checksums.");
     }
-    if (e.contains("experiments") && e["experiments"].is_array() && !e["experiments"].empty()) {
+    if (!e.experiments.empty()) {
       ReportTable x;
       x.header = {"experiment", "file", "sha256"};
       x.numeric = {false, false, false};
-      for (const auto& ex : e["experiments"]) {
-        x.rows.push_back({evidence_string(ex, {"name"}), evidence_string(ex, {"path"}), evidence_string(ex, {"sha256"})});
-      }
+      for (const auto& ex : e.experiments) x.rows.push_back({ex.name, ex.path, ex.sha256});
       b.table(std::move(x));
     }
   }
@@ -749,7 +751,7 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents)
   report.title = "genrepro report: the loop, sampling, and stopping";
   Inputs in{documents, {}, {}};
   for (size_t d = 0; d < documents.size(); ++d) {
-    for (const auto& r : documents[d].runs) {
+    for (const auto& r : documents[d].evidence.runs) {
       in.runs.push_back(&r);
       in.document_of.emplace(&r, d);
     }

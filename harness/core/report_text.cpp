@@ -4,64 +4,17 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/utf8.hpp"
+
 namespace genrepro {
 
 namespace {
 
-constexpr char32_t kReplacementChar = 0xFFFD;
 constexpr char32_t kControlPicturesBase = 0x2400;  // U+2400 SYMBOL FOR NULL .. U+241F
 constexpr char32_t kSymbolForDelete = 0x2421;
 constexpr char32_t kNewlineSymbol = 0x21B5;  // ↵
 constexpr char32_t kTabSymbol = 0x21E5;      // ⇥
 constexpr double kSmallestFixedProb = 1e-4;  // below this, 4 decimals would print 0.0000
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
-// Decodes one well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
-// nothing above U+10FFFF). Returns its length, or 0 if the byte at s[i] does not start one.
-size_t decode_utf8(const std::string& s, size_t i, char32_t& out) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  size_t len = 0;
-  char32_t c = 0;
-  char32_t min = 0;
-  if (b0 < 0x80) {
-    out = b0;
-    return 1;
-  } else if ((b0 & 0xE0) == 0xC0) {
-    len = 2, c = b0 & 0x1F, min = 0x80;
-  } else if ((b0 & 0xF0) == 0xE0) {
-    len = 3, c = b0 & 0x0F, min = 0x800;
-  } else if ((b0 & 0xF8) == 0xF0) {
-    len = 4, c = b0 & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (size_t k = 1; k < len; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (byte(i + k) & 0x3F);
-  }
-  if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-  out = c;
-  return len;
-}
 
 std::string escape_markup(const std::string& text) {
   std::string out;
@@ -85,14 +38,13 @@ std::string visible_text(const std::string& raw, bool keep_layout) {
   std::string out;
   out.reserve(raw.size());
   for (size_t i = 0; i < raw.size();) {
-    char32_t c = 0;
-    const size_t len = decode_utf8(raw, i, c);
-    if (len == 0) {
-      append_utf8(out, kReplacementChar);
-      ++i;
+    const Utf8Char ch = next_utf8_char(raw, i);
+    i += ch.length;
+    if (!ch.valid) {
+      append_utf8(out, kReplacementCharacter);  // one per maximal ill-formed subpart, as Python shows it
       continue;
     }
-    i += len;
+    const char32_t c = ch.code_point;
     if (c == '\n') {
       if (keep_layout) out += '\n'; else append_utf8(out, kNewlineSymbol);
     } else if (c == '\t') {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/errors.hpp"
+#include "core/evidence.hpp"
 #include "core/report.hpp"
 #include "core/report_svg.hpp"
 #include "core/report_text.hpp"
@@ -30,84 +31,125 @@ const std::string kHostile = "<script>alert(\"x\")</script> & 'q' <|endoftext|>\
 
 // ---- hand-made evidence ----
 
-json params(const std::string& mode, double t, double p, uint64_t seed, int64_t max_new,
-            const std::vector<std::string>& order = kDefaultOrder) {
-  return {{"mode", mode}, {"temperature", t}, {"top_k", 0}, {"top_p", p}, {"seed", seed},
-          {"sampler_order", order}, {"top_p_rule", "article"}, {"rng", "torch"},
-          {"max_new_tokens", max_new}, {"stop_at_eos", true}, {"use_cache", false}, {"top_candidates", 5}};
+RunParams params(DecodeMode mode, double t, double p, uint64_t seed, int64_t max_new,
+                 const std::vector<std::string>& order = kDefaultOrder) {
+  RunParams r;
+  r.sampling.mode = mode;
+  r.sampling.temperature = t;
+  r.sampling.top_p = p;
+  r.sampling.seed = seed;
+  r.sampling.sampler_order = order;
+  r.max_new_tokens = max_new;
+  return r;
 }
 
 // The first prediction after "the river bank was": five candidates with the given
 // probabilities (softmax(logits / T)) and the rest mass as the evidence stores it.
-json first_step(const std::vector<double>& probs, double rest, int64_t kept, const json& token_id, const std::string& text) {
+StepRecord first_step(const std::vector<double>& probs, double rest, int64_t kept, std::optional<int64_t> token_id,
+                      const std::string& text) {
   const std::vector<std::pair<int64_t, std::string>> tokens = {{257, " a"}, {262, " the"}, {4838, " closed"}, {407, " not"}, {635, " also"}};
-  json top = json::array();
-  for (size_t i = 0; i < probs.size(); ++i) {
-    top.push_back({{"id", tokens[i].first}, {"text", tokens[i].second}, {"prob", probs[i]}, {"prob_scaled", probs[i]}});
-  }
-  return {{"step", 0}, {"token_id", token_id}, {"token_text", text}, {"prob", 0.2}, {"prob_t1", 0.2}, {"kept", kept},
-          {"top", top}, {"rest_mass", rest}, {"margin", 0.1}, {"logit_margin", 0.7}, {"entropy", 4.0}};
+  StepRecord s;
+  s.token_id = token_id;
+  s.token_text = text;
+  s.prob = s.prob_t1 = 0.2;
+  s.kept = kept;
+  for (size_t i = 0; i < probs.size(); ++i) s.top.push_back({tokens[i].first, tokens[i].second, probs[i], probs[i]});
+  s.rest_mass = rest;
+  return s;
 }
 
-json later_step(int64_t step, int64_t id, const std::string& text, int64_t kept, double prob) {
-  return {{"step", step}, {"token_id", id}, {"token_text", text}, {"prob", prob}, {"prob_t1", prob}, {"kept", kept},
-          {"top", json::array({{{"id", id}, {"text", text}, {"prob", prob}, {"prob_scaled", prob}}})},
-          {"rest_mass", 1 - prob}, {"margin", 0.1}, {"logit_margin", 0.5}, {"entropy", 2.0}};
+StepRecord later_step(int64_t step, int64_t id, const std::string& text, int64_t kept, double prob) {
+  StepRecord s;
+  s.step = step;
+  s.token_id = id;
+  s.token_text = text;
+  s.prob = s.prob_t1 = prob;
+  s.kept = kept;
+  s.top = {{id, text, prob, prob}};
+  s.rest_mass = 1 - prob;
+  return s;
 }
 
 const std::vector<double> kTopT1 = {0.2010, 0.1005, 0.0502, 0.0401, 0.0298};
 
-// A run producing `ids` (token text "w<id>"), its first step from kTopT1; ids are deliberately
-// not the article's experiment names: the report must recognize runs by their parameters.
-json run(const std::string& id, const std::string& experiment, json p, const std::vector<int64_t>& ids,
-         const std::string& stop, int64_t kept = 1279, const std::string& text_suffix = "") {
-  json steps = json::array();
-  std::string continuation;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const std::string piece = ids[i] == kEos ? "<|endoftext|>" : " w" + std::to_string(ids[i]);
-    continuation += piece;
-    steps.push_back(i == 0 ? first_step(kTopT1, 0.5784, kept, ids[0], piece)
-                           : later_step(static_cast<int64_t>(i), ids[i], piece, kept / 2 + static_cast<int64_t>(i), 0.3));
-  }
-  continuation += text_suffix;
-  return {{"id", id}, {"experiment", experiment}, {"index", 0}, {"prompt_index", 0}, {"prompt", "the river bank was"},
-          {"params", p}, {"prompt_ids", {1169, 7850, 3331, 373}}, {"output_ids", ids},
-          {"text", "the river bank was" + continuation}, {"continuation", continuation},
-          {"stop", {{"reason", stop}, {"step", ids.size()}}}, {"steps", steps}};
+// Hand-chosen first predictions at each temperature: the top-5 probabilities and the rest mass.
+struct FirstPrediction {
+  std::vector<double> top;
+  double rest;
+};
+FirstPrediction first_prediction(double t) {
+  if (t == 0.001) return {{1.0, 1.2e-30, 0.0, 0.0, 0.0}, 0.0};
+  if (t == 0.5) return {{0.5123, 0.1281, 0.0320, 0.0205, 0.0115}, 0.29561};
+  if (t == 2.0) return {{0.0412, 0.0291, 0.0206, 0.0184, 0.0160}, 0.87472};
+  return {kTopT1, 0.5784};
 }
 
-json probe(const std::string& id, double t, const std::vector<double>& probs, double rest, int64_t kept) {
-  json r = run(id, "probe", params("sample", t, 0.9, 0, 0), {}, "max_new_tokens");
-  r["steps"] = json::array({first_step(probs, rest, kept, nullptr, "")});
+// A run producing `ids` (token text " w<id>"), its first step from kTopT1. The ids and
+// experiment names are deliberately not the article's: runs are recognized by their parameters.
+RunRecord run(const std::string& id, const std::string& experiment, const RunParams& p, const std::vector<int64_t>& ids,
+              StopReason stop, int64_t kept = 1279, const std::string& text_suffix = "") {
+  RunRecord r;
+  r.id = id;
+  r.experiment = experiment;
+  r.prompt = "the river bank was";
+  r.params = p;
+  r.result.prompt_ids = {1169, 7850, 3331, 373};
+  r.result.output_ids = ids;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::string piece = ids[i] == kEos ? "<|endoftext|>" : " w" + std::to_string(ids[i]);
+    r.continuation += piece;
+    const FirstPrediction f = first_prediction(p.sampling.mode == DecodeMode::greedy ? 1.0 : p.sampling.temperature);
+    r.result.steps.push_back(i == 0 ? first_step(f.top, f.rest, kept, ids[0], piece)
+                                    : later_step(static_cast<int64_t>(i), ids[i], piece, kept / 2 + static_cast<int64_t>(i), 0.3));
+  }
+  r.continuation += text_suffix;
+  r.text = r.prompt + r.continuation;
+  r.result.stop_reason = stop;
+  r.result.stop_step = static_cast<int64_t>(ids.size());
   return r;
 }
 
-json evidence(json runs) {
-  return {{"schema", "genrepro.evidence/1"},
-          {"genrepro", {{"version", "0.1.0"}, {"git_commit", "abc123"}}},
-          {"created_utc", "2026-11-30T12:00:00Z"},
-          {"environment", {{"libtorch_version", "1.13.0"}, {"cpu_capability", "AVX2"}, {"dtype", "float32"}, {"device", "cpu"}}},
-          {"model", {{"source", "fixture"}, {"path", "/m"}, {"eos_token_id", kEos}, {"n_positions", 1024},
-                     {"files", {{"model.safetensors", {{"sha256", "deadbeef"}, {"bytes", 548105171}}}}}}},
-          {"runs", runs}};
+RunRecord probe(const std::string& id, double t, int64_t kept) {
+  RunRecord r = run(id, "probe", params(DecodeMode::sample, t, 0.9, 0, 0), {}, StopReason::max_new_tokens);
+  r.result.steps = {first_step(first_prediction(t).top, first_prediction(t).rest, kept, std::nullopt, "")};
+  return r;
+}
+
+Evidence evidence(std::vector<RunRecord> runs) {
+  Evidence e;
+  e.genrepro = {"0.1.0", "abc123"};
+  e.created_utc = "2026-11-30T12:00:00Z";
+  e.environment.libtorch_version = "1.13.0";
+  e.environment.cpu_capability = "AVX2";
+  e.model.source = "fixture";
+  e.model.path = "/m";
+  e.model.config = nlohmann::json::object();
+  e.model.eos_token_id = kEos;
+  e.model.n_positions = 1024;
+  e.model.files["model.safetensors"] = {"deadbeef", 548105171};
+  e.runs = std::move(runs);
+  for (size_t i = 0; i < e.runs.size(); ++i) e.runs[i].index = static_cast<int64_t>(i);
+  return e;
 }
 
 // The article's runs in miniature.
-json article_evidence() {
+Evidence article_evidence() {
   const std::vector<int64_t> greedy = {257, 1688, 2723, 13, 257, 1688, 2723, 13};  // " a major source." twice
-  return evidence(json::array({
-      run("g", "one", params("greedy", 1.0, 1.0, 0, 8), greedy, "max_new_tokens"),
-      run("t-cold", "one", params("sample", 0.001, 1.0, 42, 8), greedy, "max_new_tokens"),
-      run("t-one", "one", params("sample", 1.0, 1.0, 42, 8), {257, 1688, 5, 6, 7, 8, 9, 10}, "max_new_tokens", 50257),
-      run("t-hot", "one", params("sample", 2.0, 1.0, 42, 8), {11, 12, 13, 14, 15, 16, 17, 18}, "max_new_tokens", 50257, kHostile),
-      probe("a", 0.5, {0.5123, 0.1281, 0.0320, 0.0205, 0.0115}, 0.29561, 35),
-      probe("b", 1.0, kTopT1, 0.5784, 1279),
-      probe("c", 2.0, {0.0412, 0.0291, 0.0206, 0.0184, 0.0160}, 0.87472, 14905),
-      run("s1", "two", params("sample", 1.0, 0.9, 41, 8), {21, 22, 23, 24, 25, 26, 27, 28}, "max_new_tokens"),
-      run("s2", "two", params("sample", 1.0, 0.9, 43, 8), {21, 22, kEos}, "eos"),
-      run("o1", "three", params("sample", 2.0, 0.9, 42, 2), {31, 32}, "max_new_tokens", 14905),
-      run("o2", "three", params("sample", 2.0, 0.9, 42, 2, kLlamaOrder), {31, 33}, "max_new_tokens", 1279),
-  }));
+  const auto sample = DecodeMode::sample;
+  const auto cap = StopReason::max_new_tokens;
+  return evidence({
+      run("g", "one", params(DecodeMode::greedy, 1.0, 1.0, 0, 8), greedy, cap),
+      run("t-cold", "one", params(sample, 0.001, 1.0, 42, 8), greedy, cap),
+      run("t-one", "one", params(sample, 1.0, 1.0, 42, 8), {257, 1688, 5, 6, 7, 8, 9, 10}, cap, 50257),
+      run("t-hot", "one", params(sample, 2.0, 1.0, 42, 8), {11, 12, 13, 14, 15, 16, 17, 18}, cap, 50257, kHostile),
+      probe("a", 0.5, 35),
+      probe("b", 1.0, 1279),
+      probe("c", 2.0, 14905),
+      run("s1", "two", params(sample, 1.0, 0.9, 41, 8), {21, 22, 23, 24, 25, 26, 27, 28}, cap),
+      run("s2", "two", params(sample, 1.0, 0.9, 43, 8), {21, 22, kEos}, StopReason::eos),
+      run("o1", "three", params(sample, 2.0, 0.9, 42, 2), {31, 32}, cap, 14905),
+      run("o2", "three", params(sample, 2.0, 0.9, 42, 2, kLlamaOrder), {31, 33}, cap, 1279),
+  });
 }
 
 std::string file_content(const std::vector<ReportFile>& files, const std::string& name) {
@@ -116,7 +158,7 @@ std::string file_content(const std::vector<ReportFile>& files, const std::string
   return "";
 }
 
-std::vector<ReportFile> render(const json& e) { return render_report({parse_report_evidence(e, "evidence.json")}); }
+std::vector<ReportFile> render(const Evidence& e) { return render_report({ReportDocument{"evidence.json", e}}); }
 
 // ---- a tiny XML checker: tags balance, attribute values and text hold no raw '<' or bare '&' ----
 
@@ -162,7 +204,7 @@ TEST(ReportText, VisibleTextShowsControlsAndReplacesInvalidUtf8) {
   EXPECT_EQ(visible_text("\xFF", true), "\xEF\xBF\xBD");                   // U+FFFD
   EXPECT_EQ(visible_text("\xC0\xAF", true), "\xEF\xBF\xBD\xEF\xBF\xBD");   // overlong '/': two bad bytes
   EXPECT_EQ(visible_text("\xED\xA0\x80", true), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
-  EXPECT_EQ(visible_text("\xE2\x80", true), "\xEF\xBF\xBD\xEF\xBF\xBD");   // half of ’
+  EXPECT_EQ(visible_text("\xE2\x80", true), "\xEF\xBF\xBD");   // half of ’: one maximal subpart, as Python shows it
   EXPECT_EQ(visible_text("city\xE2\x80\x99s", true), "city\xE2\x80\x99s");  // whole ’ stays
   EXPECT_EQ(visible_text("\xC2\x85", true), "\\u0085");                    // a C1 control
   EXPECT_EQ(visible_text("a\nb\tc", true), "a\nb\tc");
@@ -208,18 +250,28 @@ TEST(Report, FirstPredictionTableHasTopFiveAndEverythingElseAtEachTemperature) {
   const auto files = render(article_evidence());
   const std::string md = file_content(files, "report.md");
   EXPECT_NE(md.find("| rank | token | id | T = 0.001 | T = 0.5 | T = 1 | T = 2 |"), std::string::npos) << md;
-  // T = 0.001 comes from the cold run's first step (kTopT1 there: the runs share one first step
-  // table in this hand-made evidence), the others from the probes.
-  EXPECT_NE(md.find("| 1 | \" a\" | 257 | 0.2010 | 0.5123 | 0.2010 | 0.0412 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| 5 | \" also\" | 635 | 0.0298 | 0.0115 | 0.0298 | 0.0160 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("|  | everything else |  | 0.5784 | 0.2956 | 0.5784 | 0.8747 |"), std::string::npos) << md;
+  // T = 0.001 comes from the cold run's first step, the others from the first-prediction runs.
+  EXPECT_NE(md.find("| 1 | \" a\" | 257 | 1.0000 | 0.5123 | 0.2010 | 0.0412 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 2 | \" the\" | 262 | 1.20e-30 | 0.1281 | 0.1005 | 0.0291 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 5 | \" also\" | 635 | 0.0000 | 0.0115 | 0.0298 | 0.0160 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("|  | everything else |  | 0.0000 | 0.2956 | 0.5784 | 0.8747 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("From the first step of: t-cold, a, b, c."), std::string::npos) << md;
+  EXPECT_EQ(md.find("Runs with the same first prediction disagree"), std::string::npos) << md;
   const std::string html = file_content(files, "report.html");
-  EXPECT_NE(html.find("<td>everything else</td><td class=\"num\"></td><td class=\"num\">0.5784</td>"
+  EXPECT_NE(html.find("<td>everything else</td><td class=\"num\"></td><td class=\"num\">0.0000</td>"
                       "<td class=\"num\">0.2956</td><td class=\"num\">0.5784</td><td class=\"num\">0.8747</td>"),
             std::string::npos);
   const std::string svg = file_content(files, "first-prediction.svg");
   EXPECT_NE(svg.find(">everything else</text>"), std::string::npos);
   EXPECT_NE(svg.find(">T = 0.5</text>"), std::string::npos);
+}
+
+TEST(Report, RunsWithTheSameFirstPredictionMustAgree) {
+  Evidence e = article_evidence();
+  e.runs[3].result.steps[0].top[1].prob_scaled = 0.0300;  // t-hot against probe c's 0.0291 at T = 2
+  const std::string md = file_content(render(e), "report.md");
+  EXPECT_NE(md.find("> Runs with the same first prediction disagree: c has \" the\" 0.0291, t-hot has \" the\" 0.0300 at rank 2."),
+            std::string::npos) << md;
 }
 
 TEST(Report, NucleusSizesAppearPerTemperatureWithTheArticlesSeparator) {
@@ -237,8 +289,8 @@ TEST(Report, NucleusSizesAppearPerTemperatureWithTheArticlesSeparator) {
 }
 
 TEST(Report, RunsWithTheSameFirstStepParametersMustAgreeOnTheNucleus) {
-  json e = article_evidence();
-  e["runs"][7]["steps"][0]["kept"] = 1280;  // seed 41 at T = 1, p = 0.9 against probe b's 1,279
+  Evidence e = article_evidence();
+  e.runs[7].result.steps[0].kept = 1280;  // seed 41 at T = 1, p = 0.9 against probe b's 1,279
   const std::string md = file_content(render(e), "report.md");
   EXPECT_NE(md.find("Runs with the same first-step parameters disagree: b keeps 1,279, s1 keeps 1,280."), std::string::npos) << md;
 }
@@ -267,7 +319,9 @@ TEST(Report, EnvironmentAndModelChecksumsAreShown) {
   EXPECT_NE(md.find("| model.safetensors | 548,105,171 | deadbeef |"), std::string::npos) << md;
   EXPECT_NE(md.find("| libtorch | 1.13.0 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| created (UTC) | 2026-11-30T12:00:00Z |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| BLAS vendor | not recorded |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| genrepro | 0.1.0 (commit abc123) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| BLAS | none, not recorded |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| EOS token id / context length | 50256 / 1024 |"), std::string::npos) << md;
 }
 
 // ---- hostile text ----
@@ -290,8 +344,8 @@ TEST(Report, GeneratedTextCannotBecomeMarkup) {
 }
 
 TEST(Report, SvgFilesAreWellFormedEvenWithHostileLabels) {
-  json e = article_evidence();
-  e["runs"][4]["steps"][0]["top"][0]["text"] = "<b>&\"'\x01";  // a candidate token label
+  Evidence e = article_evidence();
+  e.runs[1].result.steps[0].top[0].text = "<b>&\"'\x01";  // the first column's candidate labels the groups
   const auto files = render(e);
   int svgs = 0;
   for (const auto& f : files) {
@@ -320,9 +374,10 @@ TEST(ReportSvg, LogAxisSpansTheDecadesOfTheData) {
 // ---- determinism ----
 
 TEST(Report, TheSameEvidenceGivesTheSameBytes) {
-  const json e = article_evidence();
+  const Evidence e = article_evidence();
   const auto first = render(e);
-  const auto second = render(json::parse(e.dump()));  // also through a write-and-read round trip
+  // The second render reads the evidence back from its JSON text, as the CLI would.
+  const auto second = render(evidence_from_json(json::parse(evidence_text(e)), "evidence.json"));
   ASSERT_EQ(first.size(), second.size());
   for (size_t i = 0; i < first.size(); ++i) {
     EXPECT_EQ(first[i].name, second[i].name);
@@ -335,7 +390,7 @@ TEST(Report, TheSameEvidenceGivesTheSameBytes) {
 // ---- missing sections ----
 
 TEST(Report, SectionsWithoutMatchingRunsAreNotedNotFailed) {
-  const json only_greedy = evidence(json::array({run("g", "one", params("greedy", 1.0, 1.0, 0, 4), {1, 2, 3, 4}, "max_new_tokens")}));
+  const Evidence only_greedy = evidence({run("g", "one", params(DecodeMode::greedy, 1.0, 1.0, 0, 4), {1, 2, 3, 4}, StopReason::max_new_tokens)});
   const auto files = render(only_greedy);
   const std::string md = file_content(files, "report.md");
   for (const char* note : {
@@ -347,44 +402,15 @@ TEST(Report, SectionsWithoutMatchingRunsAreNotedNotFailed) {
            "> No run in this evidence stopped at EOS",
            "> Not in this evidence: no sampled run with more than one step, so there is no kept-set chart.",
            "Repetition: no span of 4 or more tokens occurs twice."}) {
-    EXPECT_NE(md.find(note), std::string::npos) << note;
+    EXPECT_NE(md.find(note), std::string::npos) << note << "\n" << md;
   }
   EXPECT_EQ(files.size(), 3u);  // report.md, report.html, chosen-token probability
-  const std::string empty_md = file_content(render(evidence(json::array())), "report.md");
+  const std::string empty_md = file_content(render(evidence({})), "report.md");
   EXPECT_NE(empty_md.find("> The evidence holds no runs."), std::string::npos);
   EXPECT_NE(empty_md.find("> Not in this evidence: no greedy run with max\\_new\\_tokens \\> 0"), std::string::npos);
 }
 
-// ---- bad input ----
-
-void expect_evidence_error(const json& e, const std::string& message) {
-  try {
-    parse_report_evidence(e, "ev.json");
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const EvidenceError& err) {
-    EXPECT_EQ(std::string(err.what()), message);
-  }
-}
-
-TEST(ReportEvidence, BadDocumentsNameTheFieldAndTheFix) {
-  const std::string fix = "; pass an evidence.json written by 'genrepro run' (docs/evidence-format.md)";
-  expect_evidence_error(json::array(), "evidence file 'ev.json' holds array, expected an evidence object with \"schema\": \"genrepro.evidence/1\"" + fix);
-  expect_evidence_error(json{{"hello", 1}}, "evidence file 'ev.json': field 'schema' is missing, expected a string" + fix);
-  expect_evidence_error(json{{"schema", "genrepro.golden/1"}, {"runs", json::array()}},
-                        "evidence file 'ev.json': field 'schema' is \"genrepro.golden/1\", expected \"genrepro.evidence/1\"" + fix);
-  json e = article_evidence();
-  e["runs"][2]["params"]["temperature"] = "hot";
-  expect_evidence_error(e, "evidence file 'ev.json': field 'runs[2].params.temperature' is string, expected a number" + fix);
-  e = article_evidence();
-  e["runs"][1]["stop"]["reason"] = "tired";
-  expect_evidence_error(e, "evidence file 'ev.json': field 'runs[1].stop.reason' is \"tired\", expected \"eos\", \"max_new_tokens\" or \"context_full\"" + fix);
-  e = article_evidence();
-  e["runs"][0]["steps"][1]["top"][0].erase("prob_scaled");
-  expect_evidence_error(e, "evidence file 'ev.json': field 'runs[0].steps[1].top[0].prob_scaled' is missing, expected a number" + fix);
-  e = article_evidence();
-  e["runs"][0]["params"]["seed"] = -1;
-  expect_evidence_error(e, "evidence file 'ev.json': field 'runs[0].params.seed' is -1, expected an integer >= 0" + fix);
-}
+// ---- reading and writing files ----
 
 class ReportFiles : public ::testing::Test {
  protected:
@@ -399,29 +425,26 @@ class ReportFiles : public ::testing::Test {
   std::filesystem::path dir_;
 };
 
-TEST_F(ReportFiles, ReadingNamesMissingAndNonJsonFiles) {
-  const std::string fix = "; pass an evidence.json written by 'genrepro run' (docs/evidence-format.md)";
-  const std::string missing = (dir_ / "none.json").string();
-  try {
-    read_report_evidence(missing);
-    ADD_FAILURE() << "no error for a missing file";
-  } catch (const EvidenceError& e) {
-    EXPECT_EQ(std::string(e.what()), "cannot open evidence file '" + missing + "': No such file or directory" + fix);
-  }
+// Bad files are the evidence reader's to name (evidence_test.cpp checks its messages); the
+// report must pass them on as EvidenceError naming the path, which the CLI turns into exit 2.
+TEST_F(ReportFiles, BadEvidenceFilesAreEvidenceErrorsNamingThePath) {
   write("bad.json", "{\"schema\": ");
-  const std::string bad = (dir_ / "bad.json").string();
-  try {
-    read_report_evidence(bad);
-    ADD_FAILURE() << "no error for a file that is not JSON";
-  } catch (const EvidenceError& e) {
-    const std::string what = e.what();
-    EXPECT_EQ(what.rfind("evidence file '" + bad + "' is not JSON (parse error at line 1, column 12", 0), 0u) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos);
+  write("other.json", "{\"hello\": 1}");
+  for (const std::string name : {"none.json", "bad.json", "other.json"}) {
+    const std::string path = (dir_ / name).string();
+    try {
+      read_report_evidence(path);
+      ADD_FAILURE() << "no error for " << name;
+    } catch (const EvidenceError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind(path + ": ", 0), 0u) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
   }
 }
 
 TEST_F(ReportFiles, WritesEveryFileAndLeavesNoTemporaries) {
-  write("ev.json", article_evidence().dump());
+  write("ev.json", evidence_text(article_evidence()));
   const auto files = render_report({read_report_evidence((dir_ / "ev.json").string())});
   const auto out = dir_ / "out" / "nested";
   const auto paths = write_report(files, out.string());
@@ -446,14 +469,14 @@ TEST_F(ReportFiles, AnOutputPathThatIsAFileIsRefused) {
   try {
     write_report({{"report.md", "x"}}, taken);
     ADD_FAILURE() << "no error";
-  } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("cannot create report directory '" + taken + "': ", 0), 0u) << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(taken), std::string::npos) << e.what();
   }
 }
 
 TEST(ReportEvidence, TheCommittedHandMadeEvidenceRenders) {
   const auto doc = read_report_evidence(std::string(GENREPRO_SOURCE_DIR) + "/tests/cli/data/report-evidence.json");
-  EXPECT_EQ(doc.runs.size(), 12u);
+  EXPECT_EQ(doc.evidence.runs.size(), 12u);
   const auto files = render_report({doc});
   const std::string md = file_content(files, "report.md");
   EXPECT_NE(md.find("| 2 | 14,905 |"), std::string::npos);
