@@ -4,13 +4,13 @@ set(report_data ${CMAKE_SOURCE_DIR}/tests/cli/data)
 genrepro_cli_test(NAME cli.report.no_evidence EXIT 2 STDERR "evidence is required" ONE_LINE_STDERR
   COMMAND report)
 genrepro_cli_test(NAME cli.report.missing_file EXIT 2 ONE_LINE_STDERR
-  STDERR "genrepro: error: .*no-such-evidence\\.json: cannot read"
+  STDERR "genrepro: error: .*no-such-evidence\\.json: no such file"
   COMMAND report ${report_data}/no-such-evidence.json --out ${CMAKE_BINARY_DIR}/cli-report-missing)
 genrepro_cli_test(NAME cli.report.not_json EXIT 2 ONE_LINE_STDERR
-  STDERR "genrepro: error: .*make_report_evidence\\.py: line 1, column 1"
+  STDERR "genrepro: error: .*make_report_evidence\\.py: invalid JSON: .*line 1, column 1"
   COMMAND report ${report_data}/make_report_evidence.py --out ${CMAKE_BINARY_DIR}/cli-report-not-json)
 genrepro_cli_test(NAME cli.report.not_evidence EXIT 2 ONE_LINE_STDERR
-  STDERR "genrepro: error: .*not-evidence\\.json: .*schema"
+  STDERR "genrepro: error: .*not-evidence\\.json: schema: missing"
   COMMAND report ${report_data}/not-evidence.json --out ${CMAKE_BINARY_DIR}/cli-report-not-evidence)
 # One good file and one bad: nothing half-done is reported as success.
 genrepro_cli_test(NAME cli.report.one_bad_of_two EXIT 2 ONE_LINE_STDERR STDERR "not-evidence\\.json"
