@@ -12,17 +12,19 @@ namespace {
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 3;
 
-void setup_verbs([[maybe_unused]] CLI::App& app, [[maybe_unused]] int& exit_code) {
+void setup_verbs(CLI::App& app, int& exit_code) {
   using namespace genrepro::cli;
-  setup_fixture(app, exit_code);
+  // The order here is the order --help lists them: the loop, then evidence, then tools.
   setup_generate(app, exit_code);
   setup_tokenize(app, exit_code);
   setup_run(app, exit_code);
-  setup_merge(app, exit_code);
-  setup_env(app, exit_code);
   setup_diff(app, exit_code);
   setup_bless(app, exit_code);
+  setup_report(app, exit_code);
   setup_check_article(app, exit_code);
+  setup_merge(app, exit_code);
+  setup_env(app, exit_code);
+  setup_fixture(app, exit_code);
 }
 
 }  // namespace

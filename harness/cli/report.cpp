@@ -1,0 +1,38 @@
+// genrepro report EVIDENCE... [--out DIR]: the article's tables and charts, rebuilt from evidence.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli/verbs.hpp"
+#include "core/report.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> evidence;
+  std::string out = "reports/out";
+};
+
+int run_report(const ReportOptions& opt) {
+  std::vector<ReportDocument> documents;
+  for (const std::string& path : opt.evidence) documents.push_back(read_report_evidence(path));
+  for (const std::string& path : write_report(render_report(documents), opt.out)) std::cout << path << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void setup_report(CLI::App& app, int& exit_code) {
+  auto opt = std::make_shared<ReportOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "report",
+      "Rebuild the article's tables and charts from evidence: report.md, report.html (self-contained, charts "
+      "inline) and the charts as SVG files.");
+  sub->add_option("evidence", opt->evidence, "evidence.json files written by 'genrepro run'")->required();
+  sub->add_option("--out", opt->out, "report directory (created if missing)")->capture_default_str();
+  sub->callback([opt, &exit_code] { exit_code = run_report(*opt); });
+}
+
+}  // namespace genrepro::cli

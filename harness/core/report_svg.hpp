@@ -1,0 +1,52 @@
+#pragma once
+// Hand-written SVG charts for reports: bars, grouped bars and step lines, linear or log axes.
+// Plain data in, one SVG document (a string) out; every label is made visible and XML-escaped,
+// every coordinate printed with one decimal, so the same data gives the same bytes.
+#include <string>
+#include <vector>
+
+namespace genrepro {
+
+// One bar per category, e.g. nucleus size per temperature.
+struct BarChartSpec {
+  std::string title;
+  std::string y_label;
+  bool log_y = false;
+  std::vector<std::string> categories;    // under each bar
+  std::vector<double> values;
+  std::vector<std::string> value_labels;  // above each bar (e.g. "14,905")
+};
+
+// Several series per category group, e.g. the top-5 probabilities at each temperature.
+struct GroupedBarChartSpec {
+  std::string title;
+  std::string y_label;
+  std::vector<std::string> groups;              // along x (tokens and "everything else")
+  std::vector<std::string> series;              // one bar per series in each group (temperatures)
+  std::vector<std::vector<double>> values;      // [series][group]
+};
+
+struct LineSeries {
+  std::string label;
+  std::vector<double> x;
+  std::vector<double> y;
+  bool emphasized = false;  // drawn thicker (e.g. greedy among sampled runs)
+};
+
+// Step lines, e.g. the kept-set size at each step of each run.
+struct LineChartSpec {
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool log_y = false;
+  bool fixed_y = false;  // use [y_min, y_max] instead of the data's range (linear axes only)
+  double y_min = 0;
+  double y_max = 1;
+  std::vector<LineSeries> series;
+};
+
+std::string svg_bar_chart(const BarChartSpec& spec);
+std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec);
+std::string svg_line_chart(const LineChartSpec& spec);
+
+}  // namespace genrepro
