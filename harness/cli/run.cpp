@@ -8,6 +8,7 @@
 
 #include "cli/verbs.hpp"
 #include "core/errors.hpp"
+#include "core/evidence_diff.hpp"
 #include "core/evidence.hpp"
 #include "core/experiment_spec.hpp"
 #include "core/model_files.hpp"
@@ -26,9 +27,36 @@ struct RunOptions {
   int threads = 1;
   std::string shard = "1/1";
   std::optional<int64_t> top_candidates;
+  bool check_equivalence = false;
+  double prob_tolerance = kDefaultProbTolerance;
 };
 
-void run_run(const RunOptions& o) {
+constexpr int kExitAgree = 0;
+constexpr int kExitDiffer = 1;
+
+// The MLPerf-style determinism check: every run once with recompute (the article's
+// use_cache=False) and once with the KV cache; the tokens must not diverge. Probability drift
+// is reported but allowed: the two paths multiply matrices of different shapes.
+int check_equivalence(RunnerOptions runner, double prob_tolerance) {
+  runner.use_cache = false;
+  const Evidence recompute = run_experiments(runner);
+  runner.on_planned = nullptr;
+  runner.use_cache = true;
+  const Evidence cached = run_experiments(runner);
+  const EvidenceFile recompute_file{"recompute", evidence_to_json(recompute)};
+  const EvidenceFile cached_file{"kv-cache", evidence_to_json(cached)};
+  EvidenceDiffOptions options;
+  options.prob_tolerance = prob_tolerance;
+  const EvidenceDiff diff = diff_cache_equivalence(recompute_file, cached_file, options);
+  std::cout << format_diff_text(diff);
+  const bool equivalent = tokens_equivalent(diff);
+  std::cout << "check-equivalence: " << (equivalent ? "KV cache and recompute pick the same tokens"
+                                                     : "KV cache and recompute DIVERGE")
+            << "\n";
+  return equivalent ? kExitAgree : kExitDiffer;
+}
+
+int run_run(const RunOptions& o) {
   // Found out now, not after the last run: a directory can never be replaced by the evidence.
   std::error_code ec;
   if (std::filesystem::is_directory(o.out, ec))
@@ -49,9 +77,11 @@ void run_run(const RunOptions& o) {
     if (runner.shard.count > 1) std::cerr << " (shard " << o.shard << ")";
     std::cerr << " on " << o.threads << (o.threads == 1 ? " thread" : " threads") << "\n";
   };
+  if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance);
   const Evidence evidence = run_experiments(runner);
   write_evidence(o.out, evidence);
   std::cout << "wrote " << o.out << " (" << evidence.runs.size() << " runs)\n";
+  return kExitAgree;
 }
 
 }  // namespace
@@ -76,10 +106,13 @@ void setup_run(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--top-candidates", o->top_candidates,
                   "Candidates recorded per step, overriding every experiment's record.top_candidates");
-  cmd->callback([o, &exit_code] {
-    run_run(*o);
-    exit_code = 0;
-  });
+  cmd->add_flag("--check-equivalence", o->check_equivalence,
+               "Run every experiment twice, with recompute and with the KV cache, and exit 1 if their\n"
+               "tokens differ (first divergence reported as diff does); writes no evidence");
+  cmd->add_option("--prob-tolerance", o->prob_tolerance,
+                  "With --check-equivalence: probability drift reported beyond this (docs/diff.md)")
+      ->capture_default_str();
+  cmd->callback([o, &exit_code] { exit_code = run_run(*o); });
 }
 
 }  // namespace genrepro::cli

@@ -7,6 +7,7 @@
 
 #include "cli/verbs.hpp"
 #include "core/errors.hpp"
+#include "core/model_files.hpp"
 #include "core/token_lines.hpp"
 #include "core/tokenizer.hpp"
 
@@ -21,20 +22,21 @@ struct TokenizeOptions {
   bool decode = false;
 };
 
-// Where the tokenizer files are: --model, else $GENREPRO_MODEL, else the files scripts/setup.sh
-// installed. The one place this choice is made (to be routed through core/model_files.hpp's
-// model resolution, so that `tokenize` finds the same model as `run`).
-std::string tokenizer_dir(const std::optional<std::string>& model_flag) {
-  if (model_flag) return *model_flag;
-  if (const char* env = std::getenv("GENREPRO_MODEL"); env && *env) return env;
-  return GENREPRO_DEFAULT_TOKENIZER_DIR;
+// Where the tokenizer files are: --model DIR names a directory holding them (a model directory,
+// or just GPT-2's vocab.json/merges.txt or encoder.json/vocab.bpe); without it, the model every
+// other verb would use (core/model_files.hpp's resolve_model), so `tokenize` and `run` agree.
+Gpt2Tokenizer load_tokenizer(const std::optional<std::string>& model_flag) {
+  if (model_flag) return Gpt2Tokenizer::from_directory(*model_flag);
+  const ModelFiles files = resolve_model({std::nullopt, default_tokenizer_dir(), default_cache_dir()});
+  std::cerr << files.source_note << "\n";
+  return Gpt2Tokenizer::from_files(files.vocab, files.merges);
 }
 
 void run_tokenize(const TokenizeOptions& o) {
   if (o.text.has_value() == o.input.has_value()) {
     throw UsageError(o.text ? "pass TEXT or --input FILE, not both" : "pass TEXT or --input FILE (see 'genrepro tokenize --help')");
   }
-  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_directory(tokenizer_dir(o.model));
+  const Gpt2Tokenizer tokenizer = load_tokenizer(o.model);
   if (o.text) {
     if (o.decode) {
       std::cout << tokenizer.decode(parse_id_array(*o.text, "--decode TEXT")) << '\n';
@@ -75,7 +77,7 @@ void setup_tokenize(CLI::App& app, int& exit_code) {
   cmd->add_option("TEXT", o->text, "The text to encode, or with --decode a JSON array of ids like [1169,7850]");
   cmd->add_option("--model", o->model,
                   "Directory with vocab.json + merges.txt (or encoder.json + vocab.bpe)\n"
-                  "[default: $GENREPRO_MODEL, else the GPT-2 files scripts/setup.sh installed]")
+                  "[default: the model other verbs use: $GENREPRO_MODEL, the HF cache's gpt2, else the tiny fixture]")
       ->type_name("DIR");
   cmd->add_option("--input", o->input,
                   "JSON-lines file (- for standard input): {\"text\": \"...\"} per line, or with --decode\n"

@@ -122,6 +122,7 @@ RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2To
       const auto& ids = encoded[static_cast<size_t>(run.prompt_index)];
       check_against_model(run, spec.path, static_cast<int64_t>(ids.size()), config);
       plan.runs.push_back(run);
+      if (o.use_cache) plan.runs.back().params.use_cache = *o.use_cache;
       plan.prompt_ids.push_back(ids);
     }
   }

@@ -26,6 +26,9 @@ struct RunnerOptions {
   int threads = 1;                        // runs executed at once
   Shard shard;                            // 1/1 = everything
   std::optional<int64_t> top_candidates;  // overrides every experiment's record.top_candidates
+  // Overrides every run's use_cache (for --check-equivalence). Run ids stay those of the files,
+  // so the two passes pair run for run.
+  std::optional<bool> use_cache;
   std::ostream* progress = nullptr;       // where progress goes, or nullptr for none
   // Called once everything is checked and before the model loads (the CLI says what will run).
   std::function<void(const struct RunPlan&)> on_planned;

@@ -53,3 +53,10 @@ genrepro_cli_test(NAME run.out_is_directory EXIT 2 ONE_LINE_STDERR
 genrepro_cli_test(NAME env.prints_environment EXIT 0
   STDOUT "\"blas\": \\{.*\"library\": .*\"threads\": \\{.*\"intra_op\": 1"
   COMMAND env)
+
+# The KV cache and recompute must pick the same tokens (exit 0); the diff's own tests cover a
+# divergence (diff_cache_equivalence), which a correct engine cannot be made to produce here.
+genrepro_cli_test(NAME cli.run.check_equivalence EXIT 0 NEEDS_MODEL
+  STDOUT "check-equivalence: KV cache and recompute pick the same tokens"
+  COMMAND run ${CMAKE_SOURCE_DIR}/experiments/article/greedy.json ${CMAKE_SOURCE_DIR}/experiments/article/eos.json
+          --model ${GENREPRO_TINY_MODEL} --check-equivalence)
