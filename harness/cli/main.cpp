@@ -15,6 +15,7 @@ constexpr int kExitInternal = 3;
 void setup_verbs([[maybe_unused]] CLI::App& app, [[maybe_unused]] int& exit_code) {
   using namespace genrepro::cli;
   setup_fixture(app, exit_code);
+  setup_generate(app, exit_code);
   setup_tokenize(app, exit_code);
   setup_run(app, exit_code);
   setup_merge(app, exit_code);

@@ -7,6 +7,7 @@
 namespace genrepro::cli {
 
 void setup_fixture(CLI::App& app, int& exit_code);
+void setup_generate(CLI::App& app, int& exit_code);
 void setup_tokenize(CLI::App& app, int& exit_code);
 void setup_run(CLI::App& app, int& exit_code);
 void setup_merge(CLI::App& app, int& exit_code);

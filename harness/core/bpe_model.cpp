@@ -1,5 +1,6 @@
 #include "core/bpe_model.hpp"
 
+#include <functional>
 #include <queue>
 
 namespace genrepro {

@@ -14,6 +14,11 @@ namespace {
 // keeps a wrong path (e.g. the weights file) from being read into memory.
 constexpr std::streamoff kMaxConfigBytes = 1 << 20;
 
+// Upper bound for every size field. Real GPT-2 sizes are below 2^17; the bound keeps shape
+// arithmetic (3 * n_embd, vocab_size * n_embd, ...) far from int64 overflow and makes a garbage
+// config fail here rather than as a huge allocation later.
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+
 const char* kConfigFix = "; fix config.json (Hugging Face GPT-2 format) or regenerate it with `genrepro fixture --out DIR`";
 
 std::string type_name(const nlohmann::json& v) { return v.type_name(); }
@@ -25,6 +30,9 @@ int64_t positive_int(const nlohmann::json& j, const std::string& path, const cha
   if (!v.is_number_integer())
     throw ModelFileError(path + ": field \"" + field + "\" is " + type_name(v) + " " + v.dump() +
                          ", expected a positive integer" + kConfigFix);
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(kMaxDimension))
+    throw ModelFileError(path + ": field \"" + field + "\" is " + v.dump() + ", above the limit " +
+                         std::to_string(kMaxDimension) + kConfigFix);
   const int64_t x = v.get<int64_t>();
   if (x <= 0)
     throw ModelFileError(path + ": field \"" + field + "\" is " + std::to_string(x) +
@@ -93,6 +101,14 @@ Gpt2Config parse_gpt2_config(const nlohmann::json& j, const std::string& path) {
                            kConfigFix);
     c.scale_attn_weights = v.get<bool>();
   }
+
+  // Variants of the attention the forward pass does not implement: refuse rather than compute
+  // something else. (reorder_and_upcast_attn only changes float16 behaviour; float32 is unaffected.)
+  if (j.contains("scale_attn_by_inverse_layer_idx") && !j.at("scale_attn_by_inverse_layer_idx").is_null() &&
+      j.at("scale_attn_by_inverse_layer_idx") != false)
+    throw ModelFileError(path + ": field \"scale_attn_by_inverse_layer_idx\" is " +
+                         j.at("scale_attn_by_inverse_layer_idx").dump() +
+                         ", allowed: false (GPT-2's attention; genrepro does not implement the scaled variant)");
 
   c.bos_token_id = token_id(j, path, "bos_token_id", c.bos_token_id, c.vocab_size);
   c.eos_token_id = token_id(j, path, "eos_token_id", c.eos_token_id, c.vocab_size);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -155,7 +156,11 @@ ModelFiles locate_model_dir(const std::string& dir_in, ModelSource source) {
     std::string list;
     for (size_t i = 0; i < missing.size(); ++i) list += (i ? ", " : "") + missing[i];
     const std::string where = root == dir ? label : label + " -> snapshot " + m.dir;
-    throw ModelFileError(where + ": missing " + list + "; " + kMakeModelHint);
+    // A common case: a checkpoint downloaded in PyTorch's pickle format only.
+    const std::string pickle_note = m.weights.empty() && is_file(root / "pytorch_model.bin")
+                                        ? " (pytorch_model.bin is not read: genrepro loads only safetensors)"
+                                        : "";
+    throw ModelFileError(where + ": missing " + list + pickle_note + "; " + kMakeModelHint);
   }
   m.source_note = "model: " + m.dir + " (" + source_label(source) +
                   (snapshot_why.empty() ? std::string() : ", " + snapshot_why) + ")";
@@ -242,7 +247,13 @@ ModelFiles resolve_model(const ModelResolveOptions& opts) {
     make_fixture_atomically(target, opts.tokenizer_dir.empty() ? default_tokenizer_dir() : opts.tokenizer_dir);
     made = "made now";
   }
-  ModelFiles m = locate_model_dir(target.string(), ModelSource::fixture);
+  ModelFiles m;
+  try {
+    m = locate_model_dir(target.string(), ModelSource::fixture);
+  } catch (const ModelFileError& e) {
+    throw ModelFileError(std::string(e.what()) + " [the cached fixture is damaged: remove " + target.string() +
+                         " and it will be made again]");
+  }
   m.source_note = "model: " + m.dir + " (the tiny fixture, " + made +
                   ": no --model, no $GENREPRO_MODEL, no complete gpt2 snapshot in the Hugging Face cache" +
                   skipped + ")";

@@ -9,7 +9,7 @@
 namespace genrepro {
 
 enum class ModelSource { flag, env, hf_cache, fixture };
-const char* to_string(ModelSource s);  // "hf-dir" for flag/env style dirs is decided by layout; see .cpp
+const char* to_string(ModelSource s);  // "flag", "env", "hf_cache", "fixture" (for evidence)
 
 struct ModelFiles {
   std::string dir;          // absolute

@@ -1,7 +1,9 @@
 #include "core/tokenizer_files.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unordered_set>
 

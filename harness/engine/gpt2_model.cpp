@@ -49,7 +49,6 @@ Gpt2Model Gpt2Model::load(const ModelFiles& files) {
   Gpt2Model m;
   m.config_ = read_gpt2_config(files.config);
   m.config_path_ = files.config;
-  m.weights_path_ = files.weights;
   const SafetensorsFile file = SafetensorsFile::open(files.weights);
   // Every tensor's presence and shape against config.json, before any is copied.
   check_gpt2_tensors(file, m.config_);

@@ -35,8 +35,9 @@ class Gpt2Model {
   // returns logits [N, V]. Same numbers as forward() on the whole sequence, to float tolerance.
   torch::Tensor forward_cached(KvCache& cache, const std::vector<int64_t>& new_ids) const;
 
-  // Sequence sizes the model can take; both throw UsageError naming the problem.
-  void check_ids(const std::vector<int64_t>& ids, int64_t past_length) const;
+  // Both throw UsageError (one line, naming config.json) for an empty sequence, an id outside
+  // [0, vocab_size), or more than n_positions tokens in all; the cache is then left unchanged.
+  // Logits never require grad (the forward runs under torch::NoGradGuard).
 
  private:
   // One transformer block's weights, named as in the checkpoint (h.{i}.*). Conv1D weights are
@@ -52,6 +53,9 @@ class Gpt2Model {
 
   Gpt2Model() = default;
 
+  // Throws UsageError for an empty sequence, an id outside [0, V), or past_length + N > n_positions.
+  void check_ids(const std::vector<int64_t>& ids, int64_t past_length) const;
+
   // The whole network on new ids at positions past_length.. ; with `cache`, attends to the cached
   // keys/values and appends the new ones. Returns logits [N, V].
   torch::Tensor run(const std::vector<int64_t>& ids, KvCache* cache) const;
@@ -60,8 +64,7 @@ class Gpt2Model {
   torch::Tensor activation(const torch::Tensor& x) const;
 
   Gpt2Config config_;
-  std::string config_path_;
-  std::string weights_path_;
+  std::string config_path_;  // named in errors about ids and context
   torch::Tensor wte_;  // [V, C]; also lm_head (tied)
   torch::Tensor wpe_;  // [n_positions, C]
   std::vector<Block> h_;

@@ -1,8 +1,9 @@
 // Makes the tokenizer's reference fixtures: deterministic mixed corpora of strings, each with the
 // token ids an independent GPT-2 encoder gives it.
 //
-//   node tests/reference/tokenizer/make_reference.mjs   (from the repository root, after
-//                                                       scripts/setup.sh installed .deps)
+//   node tests/reference/tokenizer/make_reference.mjs [--out DIR]
+// (after scripts/setup.sh installed .deps; DIR defaults to this script's directory; the CTest
+// reference.tokenizer.fixtures_reproducible writes to the build tree and compares)
 // writes corpus.jsonl (the corpus the tokenizer was developed against) and unseen.jsonl (another
 // seed and another mix of generators, kept for the final check), one {"text", "ids"} per line.
 //
@@ -21,6 +22,8 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const here = dirname(fileURLToPath(import.meta.url))
+const outFlag = process.argv.indexOf('--out')
+const outDir = outFlag >= 0 ? process.argv[outFlag + 1] : here
 const pkg = join(here, '..', '..', '..', '.deps', 'node_modules', 'gpt-tokenizer', 'esm')
 const load = (p) => import(pathToFileURL(join(pkg, p)).href)
 const { GptEncoding } = await load('GptEncoding.js')
@@ -242,7 +245,7 @@ function write(file, texts) {
     }
     return JSON.stringify({ text, ids })
   })
-  writeFileSync(join(here, file), lines.join('\n') + '\n')
+  writeFileSync(join(outDir, file), lines.join('\n') + '\n')
   const bytes = texts.reduce((s, t) => s + Buffer.byteLength(t), 0)
   console.log(`${file}: ${texts.length} strings, ${bytes} bytes of text; unchanged r50k_base differs on ${stockDiffers} (all hold U+0085 or U+FEFF)`)
 }

@@ -107,6 +107,10 @@ TEST(ModelConfig, EachBadFieldIsNamed) {
        "field \"model_type\" is \"llama\", expected \"gpt2\""},
       {"not an object", [](nlohmann::json& j) { j = nlohmann::json::array({1, 2}); }, "c.json: is array"},
       {"n_inner zero", [](nlohmann::json& j) { j["n_inner"] = 0; }, "field \"n_inner\" is 0"},
+      {"huge size", [](nlohmann::json& j) { j["n_embd"] = 1000000000000000000ull; },
+       "field \"n_embd\" is 1000000000000000000, above the limit 16777216"},
+      {"unsupported attention variant", [](nlohmann::json& j) { j["scale_attn_by_inverse_layer_idx"] = true; },
+       "field \"scale_attn_by_inverse_layer_idx\" is true, allowed: false"},
       {"scale flag", [](nlohmann::json& j) { j["scale_attn_weights"] = "yes"; },
        "field \"scale_attn_weights\" is \"yes\", expected true or false"},
   };

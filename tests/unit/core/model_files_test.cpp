@@ -90,6 +90,15 @@ TEST(ModelFiles, MissingPiecesAreNamedWithAFix) {
                    ": missing config.json, model.safetensors, vocab.json (or encoder.json), merges.txt (or vocab.bpe);");
 }
 
+TEST(ModelFiles, PickleOnlyCheckpointIsExplained) {
+  ScratchDir dir;
+  make_hf_dir(dir.path());
+  fs::remove(dir.path() / "model.safetensors");
+  test::write_bytes(dir / "pytorch_model.bin", "pickle");
+  EXPECT_THROW_MSG(locate_model_dir(dir.path().string(), ModelSource::flag), ModelFileError,
+                   ": missing model.safetensors (pytorch_model.bin is not read: genrepro loads only safetensors);");
+}
+
 TEST(ModelFiles, NotADirectory) {
   ScratchDir dir;
   EXPECT_THROW_MSG(locate_model_dir(dir / "nope", ModelSource::flag), ModelFileError,
@@ -235,6 +244,20 @@ TEST(ResolveModel, FallsBackToTheTinyFixtureMadeOnFirstUse) {
   const ModelFiles second = resolve_model(opts);
   EXPECT_EQ(second.dir, first.dir);
   EXPECT_NE(second.source_note.find("(the tiny fixture, cached:"), std::string::npos) << second.source_note;
+}
+
+TEST(ResolveModel, DamagedCachedFixtureSaysHowToRepairIt) {
+  ScratchDir home, cache;
+  CleanEnv clean(home);
+  ModelResolveOptions opts;
+  opts.cache_dir = cache.path().string();
+  opts.tokenizer_dir = GENREPRO_TEST_TOKENIZER_DIR;
+  const ModelFiles m = resolve_model(opts);
+  fs::remove(fs::path(m.dir) / "merges.txt");
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError,
+                   "(the tiny fixture): missing merges.txt (or vocab.bpe)");
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError,
+                   "[the cached fixture is damaged: remove " + m.dir + " and it will be made again]");
 }
 
 TEST(ResolveModel, ConcurrentFirstUseNeverSeesHalfAModel) {

@@ -194,9 +194,12 @@ TEST(Gpt2ModelGreedy, SameTokensCachedRecomputePythonAndTwiceInARow) {
       nlohmann::json::parse(run_command(reference_command(kPromptIds) + " --greedy " + std::to_string(kGreedySteps)))
           .get<std::vector<int64_t>>();
   ASSERT_EQ(py.size(), static_cast<size_t>(kGreedySteps));
+  // The second run loads the model again, so nothing carried over from the first can hide a difference.
+  const Gpt2Model reloaded = load_tiny();
   for (int run = 0; run < 2; ++run) {
-    auto recompute = make_recompute_source(model);
-    auto cached = make_cached_source(model);
+    const Gpt2Model& m = run == 0 ? model : reloaded;
+    auto recompute = make_recompute_source(m);
+    auto cached = make_cached_source(m);
     EXPECT_EQ(greedy(*recompute, kPromptIds, kGreedySteps), py) << "recompute, run " << run;
     EXPECT_EQ(greedy(*cached, kPromptIds, kGreedySteps), py) << "KV cache, run " << run;
   }
@@ -242,6 +245,44 @@ TEST(Gpt2ModelLoad, TransformerPrefixGivesTheSameLogits) {
   const Gpt2Model prefixed = load_model(tmp.path().string());
   const Gpt2Model plain = load_tiny();
   EXPECT_TRUE(torch::equal(prefixed.forward(kPromptIds), plain.forward(kPromptIds)));
+}
+
+// Writes `tensors` as an F16 safetensors file by hand (write_safetensors_f32 writes only F32):
+// 8-byte little-endian header length, the JSON header padded with spaces to 8 bytes, the data.
+void write_safetensors_f16(const fs::path& path, const std::vector<F32Tensor>& tensors) {
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  for (const auto& t : tensors) {
+    const torch::Tensor half = torch::tensor(t.values, torch::kFloat32).to(torch::kHalf).contiguous();
+    const size_t begin = data.size();
+    data.append(static_cast<const char*>(half.data_ptr()), static_cast<size_t>(half.numel()) * 2);
+    header[t.name] = {{"dtype", "F16"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+  }
+  std::string h = header.dump();
+  h.append((8 - h.size() % 8) % 8, ' ');
+  const uint64_t n = h.size();
+  std::ofstream out(path, std::ios::binary);
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+  out << h << data;
+}
+
+TEST(Gpt2ModelLoad, F16WeightsAreUpcastExactly) {
+  // The fixture's weights rounded to float16 and stored as F16, against the same rounded values
+  // stored as F32: float16 -> float32 is exact, so the logits must be identical to the bit.
+  std::vector<F32Tensor> rounded = fixture_tensors();
+  for (auto& t : rounded) {
+    const torch::Tensor r = torch::tensor(t.values, torch::kFloat32).to(torch::kHalf).to(torch::kFloat32).contiguous();
+    t.values.assign(r.data_ptr<float>(), r.data_ptr<float>() + r.numel());
+  }
+  TempDir f16;
+  TempDir f32;
+  write_model_dir(f32.path(), rounded);
+  for (const char* f : {"config.json", "vocab.json", "merges.txt"}) {
+    fs::copy_file(fs::path(GENREPRO_TEST_MODEL_DIR) / f, f16.path() / f);
+  }
+  write_safetensors_f16(f16.path() / "model.safetensors", rounded);
+  EXPECT_TRUE(torch::equal(load_model(f16.path().string()).forward(kPromptIds),
+                           load_model(f32.path().string()).forward(kPromptIds)));
 }
 
 TEST(Gpt2ModelLoad, ShapeContradictingConfigNamesFileTensorAndShapes) {

@@ -1,0 +1,161 @@
+// genrepro generate: one generation run from the command line, greedy or sampled, printing the
+// prompt and its continuation (or, with --ids, the new token ids as a JSON array).
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/verbs.hpp"
+#include "core/errors.hpp"
+#include "core/model_files.hpp"
+#include "core/sampling_params.hpp"
+#include "core/tokenizer.hpp"
+#include "engine/generation_loop.hpp"
+#include "engine/gpt2_model.hpp"
+#include "engine/logits_source.hpp"
+#include "engine/torch_runtime.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+struct GenerateOptions {
+  std::string model;  // empty: resolve_model's search order
+  std::string prompt;
+  int64_t max_new_tokens = 50;
+  bool no_cache = false;
+  bool ids = false;
+  int threads = 1;
+  bool greedy = false;
+  // Sampling flags: set only when given, so that "given" decides the mode.
+  std::optional<double> temperature;
+  std::optional<int64_t> top_k;
+  std::optional<double> top_p;
+  std::optional<std::string> seed;
+  std::optional<std::string> sampler_order;
+  std::optional<std::string> top_p_rule;
+  std::optional<std::string> rng;
+};
+
+// The flag each RunParams field comes from, for error lines.
+std::string flag_of(const std::string& field) {
+  if (field == "max_new_tokens") return "--max-new-tokens";
+  std::string flag = "--" + field;
+  for (auto& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+bool any_sampling_flag(const GenerateOptions& o) {
+  return o.temperature || o.top_k || o.top_p || o.seed || o.sampler_order || o.top_p_rule || o.rng;
+}
+
+// Flags -> RunParams, every value checked (check_run_params) before a model is even located.
+RunParams run_params_from(const GenerateOptions& o) {
+  if (o.greedy && any_sampling_flag(o))
+    throw UsageError("--greedy cannot be combined with --temperature, --top-k, --top-p, --seed, --sampler-order, "
+                     "--top-p-rule or --rng; drop --greedy to sample, or the sampling flags for greedy");
+  RunParams p;
+  p.max_new_tokens = o.max_new_tokens;
+  p.use_cache = !o.no_cache;
+  SamplingParams& s = p.sampling;
+  // Mode: any sampling flag means sample; --temperature 0 means greedy (as many APIs do).
+  s.mode = any_sampling_flag(o) && !(o.temperature && *o.temperature == 0) ? DecodeMode::sample : DecodeMode::greedy;
+  if (o.temperature) s.temperature = *o.temperature;
+  if (o.top_k) s.top_k = *o.top_k;
+  if (o.top_p) s.top_p = *o.top_p;
+  if (o.seed) {
+    const auto seed = parse_seed(*o.seed);
+    if (!seed) throw UsageError("--seed = " + *o.seed + " is not allowed; allowed: " + seed_allowed());
+    s.seed = *seed;
+  }
+  if (o.sampler_order) {
+    try {
+      s.sampler_order = parse_sampler_order(*o.sampler_order);
+    } catch (const SpecError& e) {
+      throw UsageError(std::string("--sampler-order: ") + e.what());
+    }
+  }
+  if (o.top_p_rule) s.top_p_rule = *o.top_p_rule;
+  if (o.rng) s.rng = *o.rng;
+  const auto problems = check_run_params(p);
+  if (!problems.empty()) throw UsageError(describe_problem(problems.front(), flag_of(problems.front().field)));
+  return p;
+}
+
+void run_generate(const GenerateOptions& o) {
+  const RunParams params = run_params_from(o);
+  set_torch_threads(o.threads);
+
+  ModelResolveOptions where;
+  if (!o.model.empty()) where.flag = o.model;
+  where.tokenizer_dir = default_tokenizer_dir();
+  where.cache_dir = default_cache_dir();
+  const ModelFiles files = resolve_model(where);
+  std::cerr << files.source_note << "\n";
+
+  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
+  const std::vector<int64_t> prompt_ids = tokenizer.encode(o.prompt);
+  if (prompt_ids.empty())
+    throw UsageError("--prompt is empty; allowed: text that encodes to at least 1 token");
+
+  const Gpt2Model model = Gpt2Model::load(files);
+  const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
+  const auto token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+  const GenerationResult result =
+      run_generation(*source, prompt_ids, params, model.config().eos_token_id, token_text);
+
+  if (o.ids) {
+    std::cout << nlohmann::json(result.output_ids).dump() << "\n";
+  } else {
+    std::vector<int64_t> all = result.prompt_ids;
+    all.insert(all.end(), result.output_ids.begin(), result.output_ids.end());
+    std::cout << tokenizer.decode_for_display(all) << "\n";
+  }
+  std::cerr << "stop: " << to_string(result.stop_reason) << " after " << result.stop_step << " new tokens ("
+            << to_string(params.sampling.mode) << ", " << (params.use_cache ? "kv cache" : "recompute") << ")\n";
+}
+
+}  // namespace
+
+void setup_generate(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "generate",
+      "Generate a continuation of --prompt with GPT-2 (the article's loop: forward -> sampler chain\n"
+      "-> pick -> stop at EOS or the cap). Prints prompt + continuation, or the new ids with --ids.\n"
+      "Mode: greedy (argmax) unless a sampling flag (--temperature, --top-k, --top-p, --seed,\n"
+      "--sampler-order, --top-p-rule, --rng) is given; --temperature 0 is greedy. A sampled run\n"
+      "without --seed uses seed 0, so every run is reproducible.");
+  cmd->add_option("--model", o->model,
+                  "Model directory (HF layout) [default: $GENREPRO_MODEL, the HF cache's gpt2, else the tiny fixture]");
+  cmd->add_option("--prompt", o->prompt, "Text to continue")->required();
+  cmd->add_option("--max-new-tokens", o->max_new_tokens, "Cap on new tokens (0: only the first prediction)")
+      ->capture_default_str();
+  cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence every step (the article's use_cache=False)");
+  cmd->add_flag("--ids", o->ids, "Print only the new token ids as a JSON array");
+  cmd->add_option("--threads", o->threads, "libtorch intra-op threads (changes float results; recorded)")
+      ->capture_default_str();
+  cmd->add_flag("--greedy", o->greedy, "Argmax every step (the default when no sampling flag is given)");
+  cmd->add_option("--temperature", o->temperature, "Divide logits by T >= 0 (0: greedy) [default 1 when sampling]");
+  cmd->add_option("--top-k", o->top_k, "Keep the k largest logits (0: off) [default 0]");
+  cmd->add_option("--top-p", o->top_p, "Nucleus: keep the smallest set reaching p, p in (0, 1] (1: off) [default 1]");
+  cmd->add_option("--seed", o->seed, "Seed of the run's CPU generator: an integer in [0, 2^64) [default 0]");
+  cmd->add_option("--sampler-order", o->sampler_order,
+                  "Stages in order, comma-separated, from temperature,top_k,top_p [default temperature,top_k,top_p;\n"
+                  "llama.cpp's default puts temperature last: top_k,top_p,temperature]");
+  cmd->add_option("--top-p-rule", o->top_p_rule,
+                  "article (the article's top_p_filter) | hf (Hugging Face's TopPLogitsWarper) [default article]");
+  cmd->add_option("--rng", o->rng,
+                  "torch (torch::multinomial, the article's draw) | portable (the same race over std::mt19937) "
+                  "[default torch]");
+  cmd->callback([o, &exit_code] {
+    run_generate(*o);
+    exit_code = 0;
+  });
+}
+
+}  // namespace genrepro::cli
