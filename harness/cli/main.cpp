@@ -23,6 +23,7 @@ void setup_verbs([[maybe_unused]] CLI::App& app, [[maybe_unused]] int& exit_code
   setup_diff(app, exit_code);
   setup_bless(app, exit_code);
   setup_check_article(app, exit_code);
+  setup_replay(app, exit_code);
 }
 
 }  // namespace

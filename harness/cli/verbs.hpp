@@ -15,5 +15,6 @@ void setup_env(CLI::App& app, int& exit_code);
 void setup_diff(CLI::App& app, int& exit_code);
 void setup_bless(CLI::App& app, int& exit_code);
 void setup_check_article(CLI::App& app, int& exit_code);
+void setup_replay(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli
