@@ -20,6 +20,7 @@ void setup_verbs(CLI::App& app, int& exit_code) {
   setup_run(app, exit_code);
   setup_diff(app, exit_code);
   setup_bless(app, exit_code);
+  setup_replay(app, exit_code);
   setup_report(app, exit_code);
   setup_check_article(app, exit_code);
   setup_merge(app, exit_code);

@@ -16,5 +16,6 @@ void setup_diff(CLI::App& app, int& exit_code);
 void setup_bless(CLI::App& app, int& exit_code);
 void setup_check_article(CLI::App& app, int& exit_code);
 void setup_report(CLI::App& app, int& exit_code);
+void setup_replay(CLI::App& app, int& exit_code);
 
 }  // namespace genrepro::cli

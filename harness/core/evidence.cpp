@@ -345,6 +345,10 @@ Environment environment_from_json(const json& j, const std::string& file, const 
   return env;
 }
 
+RunRecord run_from_json(const json& j, const std::string& file, const std::string& where) {
+  return run_from_json(Reader(file), j, where);
+}
+
 Evidence evidence_from_json(const json& j, const std::string& file) {
   const Reader r(file);
   if (!j.is_object()) r.wrong("(top level)", j, "an object");

@@ -77,6 +77,9 @@ nlohmann::ordered_json run_to_json(const RunRecord& r);
 // `file` names the source in messages: "<file>: runs[3].steps[0].prob: ...".
 Evidence evidence_from_json(const nlohmann::json& j, const std::string& file);
 Environment environment_from_json(const nlohmann::json& j, const std::string& file, const std::string& where);
+// One element of runs[] (also of a blessed golden, which has no volatile fields); `where` is its
+// JSON path ("runs[3]") for messages.
+RunRecord run_from_json(const nlohmann::json& j, const std::string& file, const std::string& where);
 
 // The file's text: two-space indented JSON and a final newline.
 std::string evidence_text(const Evidence& e);

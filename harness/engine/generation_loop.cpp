@@ -12,9 +12,6 @@ namespace genrepro {
 
 namespace {
 
-// T = 0 means greedy, as many APIs do; the loop then takes the argmax and never divides by T.
-bool is_greedy(const SamplingParams& s) { return s.mode == DecodeMode::greedy || s.temperature == 0; }
-
 void check_inputs(const LogitsSource& source, const std::vector<int64_t>& prompt_ids, const RunParams& params) {
   const auto problems = check_run_params(params);
   if (!problems.empty()) throw SpecError(describe_problem(problems.front(), problems.front().field));
@@ -27,6 +24,15 @@ void check_inputs(const LogitsSource& source, const std::vector<int64_t>& prompt
 
 }  // namespace
 
+bool is_greedy(const SamplingParams& s) { return s.mode == DecodeMode::greedy || s.temperature == 0; }
+
+double table_temperature(const SamplingParams& s) { return s.temperature > 0 ? s.temperature : 1.0; }
+
+torch::Tensor final_distribution(const torch::Tensor& logits, bool greedy, const SamplerChain& chain) {
+  // greedy: softmax at T = 1; sample: probs = torch.softmax(chain(logits), dim=0)
+  return greedy ? torch::softmax(logits, 0) : torch::softmax(chain.apply(logits), 0);
+}
+
 GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>& prompt_ids,
                                 const RunParams& params, int64_t eos_token_id, const TokenText& token_text) {
   check_inputs(source, prompt_ids, params);
@@ -35,7 +41,6 @@ GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>
   const bool greedy = is_greedy(s);
   const SamplerChain chain = build_sampler_chain(s);
   const auto picker = make_token_picker(s);  // seeded once per run, like the article's rng
-  const double table_temperature = s.temperature > 0 ? s.temperature : 1.0;
 
   GenerationResult result;
   result.prompt_ids = prompt_ids;
@@ -55,10 +60,8 @@ GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>
 
     // logits = lm(ids, use_cache=False).logits[0, -1]
     const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
-    // greedy: softmax at T = 1 (recorded, the argmax is taken on the logits);
-    // sample: probs = torch.softmax(chain(logits), dim=0)
-    const torch::Tensor probs = greedy ? torch::softmax(logits, 0) : torch::softmax(chain.apply(logits), 0);
-    const StepInputs in{logits, probs, greedy, table_temperature, params.top_candidates};
+    const torch::Tensor probs = final_distribution(logits, greedy, chain);
+    const StepInputs in{logits, probs, greedy, table_temperature(s), params.top_candidates};
 
     if (params.max_new_tokens == 0) {  // record the first prediction, pick nothing
       result.steps.push_back(describe_step(in, std::nullopt, token_text));

@@ -1,0 +1,450 @@
+#include "engine/replay.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <iomanip>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "core/evidence.hpp"
+#include "core/model_config.hpp"
+#include "core/sha256.hpp"
+#include "engine/generation_loop.hpp"
+#include "engine/gpt2_model.hpp"
+#include "engine/logits_source.hpp"
+#include "engine/run_environment.hpp"
+#include "engine/samplers.hpp"
+#include "engine/step_evidence.hpp"
+#include "engine/token_picker.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// More worker threads than this is a typo; each holds a model's activations (as `run`).
+constexpr int kMaxReplayThreads = 256;
+// Significant digits of drift numbers in the readable table (the JSON keeps every digit).
+constexpr int kShownDigits = 3;
+
+// One golden run with where it came from, read and checked before the model loads.
+struct GoldenRun {
+  std::string file;
+  std::string where;  // "runs[3]"
+  RunRecord record;
+};
+
+std::string at(const GoldenRun& g, const std::string& field) { return g.file + ": " + g.where + "." + field; }
+
+[[noreturn]] void damaged(const std::string& location, const std::string& what) {
+  throw EvidenceError(location + ": " + what + "; the golden is damaged: bless it again from evidence (genrepro bless)");
+}
+
+void check_probability(const GoldenRun& g, const std::string& field, double p) {
+  if (!(p >= 0 && p <= 1)) {  // also false for NaN
+    std::ostringstream found;
+    found << std::setprecision(17) << p;
+    damaged(at(g, field), "found " + found.str() + "; allowed: a probability in [0, 1]");
+  }
+}
+
+void check_ids(const GoldenRun& g, const std::string& field, const std::vector<int64_t>& ids, const Gpt2Config& config) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= config.vocab_size)
+      throw EvidenceError(at(g, field) + "[" + std::to_string(i) + "] = " + std::to_string(ids[i]) +
+                          " is outside this model's vocabulary [0, " + std::to_string(config.vocab_size) +
+                          "); replay the golden with the model it was made with (--model)");
+  }
+}
+
+// Everything replay relies on, checked against the model's config before the model loads: the
+// ids fit the vocabulary and the context, the steps are the output tokens (or the single
+// first-prediction step), and every compared probability is one.
+void check_golden_run(const GoldenRun& g, const Gpt2Config& config) {
+  const GenerationResult& r = g.record.result;
+  if (r.prompt_ids.empty()) damaged(at(g, "prompt_ids"), "empty; allowed: at least 1 token");
+  check_ids(g, "prompt_ids", r.prompt_ids, config);
+  check_ids(g, "output_ids", r.output_ids, config);
+  const int64_t length = static_cast<int64_t>(r.prompt_ids.size() + r.output_ids.size());
+  if (length > config.n_positions)
+    throw EvidenceError(at(g, "output_ids") + ": prompt and output hold " + std::to_string(length) +
+                        " tokens; allowed: at most this model's context (n_positions = " +
+                        std::to_string(config.n_positions) + "); replay the golden with the model it was made with (--model)");
+  const bool first_prediction = g.record.params.max_new_tokens == 0;
+  const size_t expected_steps = first_prediction ? 1 : r.output_ids.size();
+  if (r.steps.size() != expected_steps || (first_prediction && !r.output_ids.empty()))
+    damaged(at(g, "steps"), "holds " + std::to_string(r.steps.size()) + " steps for " + std::to_string(r.output_ids.size()) +
+                                " output ids; allowed: one step per output id (one step and no ids when max_new_tokens is 0)");
+  for (size_t i = 0; i < r.steps.size(); ++i) {
+    const StepRecord& s = r.steps[i];
+    const std::string step = "steps[" + std::to_string(i) + "]";
+    const std::optional<int64_t> expected = first_prediction ? std::nullopt : std::optional<int64_t>(r.output_ids[i]);
+    if (s.token_id != expected)
+      damaged(at(g, step + ".token_id"), "found " + (s.token_id ? std::to_string(*s.token_id) : "null") + "; allowed: " +
+                                             (expected ? "output_ids[" + std::to_string(i) + "] = " + std::to_string(*expected)
+                                                       : std::string("null (max_new_tokens is 0)")));
+    if (first_prediction) {
+      for (size_t c = 0; c < s.top.size(); ++c) {
+        const std::string cand = step + ".top[" + std::to_string(c) + "]";
+        if (s.top[c].id < 0 || s.top[c].id >= config.vocab_size)
+          throw EvidenceError(at(g, cand + ".id") + " = " + std::to_string(s.top[c].id) + " is outside this model's vocabulary [0, " +
+                              std::to_string(config.vocab_size) + "); replay the golden with the model it was made with (--model)");
+        check_probability(g, cand + ".prob", s.top[c].prob);
+        check_probability(g, cand + ".prob_scaled", s.top[c].prob_scaled);
+      }
+    } else {
+      check_probability(g, step + ".prob", s.prob);
+      check_probability(g, step + ".prob_t1", s.prob_t1);
+    }
+  }
+}
+
+std::vector<GoldenRun> read_golden_runs(const std::vector<EvidenceFile>& golden) {
+  std::vector<GoldenRun> runs;
+  for (const EvidenceFile& file : golden) {
+    const nlohmann::json doc(file.doc);
+    const auto& list = doc.at("runs");  // load_golden checked that runs[] exists
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = "runs[" + std::to_string(i) + "]";
+      runs.push_back(GoldenRun{file.path, where, run_from_json(list[i], file.path, where)});
+    }
+  }
+  return runs;
+}
+
+// model.files["<weights file name>"].sha256 of one golden file.
+std::string golden_weights_sha256(const EvidenceFile& file, const std::string& weights_name) {
+  const std::string where = file.path + ": model.files[\"" + weights_name + "\"].sha256";
+  const auto model = file.doc.find("model");
+  if (model == file.doc.end() || !model->is_object() || !model->contains("files") || !(*model)["files"].is_object())
+    throw EvidenceError(where + ": missing; replay needs the golden's weights digest to know the drift is meaningful");
+  const auto& files = (*model)["files"];
+  const auto entry = files.find(weights_name);
+  if (entry == files.end() || !entry->is_object() || !entry->contains("sha256") || !(*entry)["sha256"].is_string())
+    throw EvidenceError(where + ": missing; replay needs the golden's weights digest to know the drift is meaningful");
+  return (*entry)["sha256"].get<std::string>();
+}
+
+std::vector<ModelMismatch> find_model_mismatches(const std::vector<EvidenceFile>& golden, const ModelFiles& model,
+                                                 const std::string& model_sha256) {
+  const std::string weights_name = std::filesystem::path(model.weights).filename().string();
+  std::vector<ModelMismatch> mismatches;
+  for (const EvidenceFile& file : golden) {
+    const std::string sha = golden_weights_sha256(file, weights_name);
+    if (sha != model_sha256) mismatches.push_back({file.path, sha, model_sha256});
+  }
+  return mismatches;
+}
+
+bool replays_with_cache(const RunParams& params, ReplayForward forward) {
+  switch (forward) {
+    case ReplayForward::as_run: return params.use_cache;
+    case ReplayForward::recompute: return false;
+    case ReplayForward::cached: return true;
+  }
+  return params.use_cache;
+}
+
+// Token text is not compared; describe_step still asks for it.
+std::string no_text(int64_t) { return {}; }
+
+// A run that picked tokens: feed prompt + golden tokens one step at a time, recompute each
+// step's final distribution as the loop does, and compare the golden token's probabilities.
+void replay_tokens(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
+  const RunParams& params = g.record.params;
+  const GenerationResult& golden = g.record.result;
+  const bool greedy = is_greedy(params.sampling);
+  const SamplerChain chain = build_sampler_chain(params.sampling);
+  // Seeded as the run was: its k-th draw here is the draw the run would make at step k.
+  const auto picker = make_token_picker(params.sampling);
+  std::vector<int64_t> ids = golden.prompt_ids;
+  for (size_t i = 0; i < golden.steps.size(); ++i) {
+    const int64_t step = static_cast<int64_t>(i);
+    const int64_t token = golden.output_ids[i];
+    const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
+    const torch::Tensor probs = final_distribution(logits, greedy, chain);
+    // prob and prob_t1 do not depend on the table's temperature; no candidates are listed.
+    const StepRecord now = describe_step(StepInputs{logits, probs, greedy, 1.0, 0}, token, no_text);
+    out.logp.add(golden.steps[i].prob, now.prob, step, token);
+    out.logp_unfiltered.add(golden.steps[i].prob_t1, now.prob_t1, step, token);
+    const int64_t own = greedy ? pick_greedy(logits) : picker->pick(probs);
+    if (own != token && !out.own_choice_diverges_at) out.own_choice_diverges_at = step;
+    ids.push_back(token);  // teacher forcing: the golden token, whatever this build would pick
+  }
+}
+
+// max_new_tokens 0: the run recorded the first prediction only; compare its top candidates.
+void replay_first_prediction(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
+  const RunParams& params = g.record.params;
+  const StepRecord& golden = g.record.result.steps.front();
+  const bool greedy = is_greedy(params.sampling);
+  const torch::Tensor logits = source.next_logits(g.record.result.prompt_ids).to(torch::kFloat32);
+  const torch::Tensor probs = final_distribution(logits, greedy, build_sampler_chain(params.sampling));
+  const int64_t vocab = logits.size(-1);
+  // Every token as a candidate, so each golden candidate is found whatever its rank is now.
+  const StepRecord now =
+      describe_step(StepInputs{logits, probs, greedy, table_temperature(params.sampling), vocab}, std::nullopt, no_text);
+  std::vector<const Candidate*> by_id(static_cast<size_t>(vocab), nullptr);
+  for (const Candidate& c : now.top) by_id[static_cast<size_t>(c.id)] = &c;
+  for (const Candidate& c : golden.top) {
+    const Candidate& current = *by_id[static_cast<size_t>(c.id)];
+    // A candidate the golden's filters removed (prob 0) is compared only if it is kept now.
+    if (c.prob > 0 || current.prob > 0) out.logp.add(c.prob, current.prob, 0, c.id);
+    out.logp_unfiltered.add(c.prob_scaled, current.prob_scaled, 0, c.id);
+  }
+}
+
+ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward forward) {
+  ReplayRun out;
+  out.id = g.record.id;
+  out.golden_file = g.file;
+  out.use_cache = replays_with_cache(g.record.params, forward);
+  out.first_prediction = g.record.params.max_new_tokens == 0;
+  out.steps = static_cast<int64_t>(g.record.result.steps.size());
+  // A source per run: the cached one holds this run's keys and values.
+  const auto source = out.use_cache ? make_cached_source(model) : make_recompute_source(model);
+  if (out.first_prediction)
+    replay_first_prediction(g, *source, out);
+  else
+    replay_tokens(g, *source, out);
+  return out;
+}
+
+// Replays every run on `threads` workers; results[k] belongs to runs[k].
+std::vector<ReplayRun> replay_all(const std::vector<GoldenRun>& runs, const Gpt2Model& model, ReplayForward forward,
+                                  int threads) {
+  std::vector<ReplayRun> results(runs.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr first_error;
+  std::mutex error_mutex;
+  const auto worker = [&] {
+    try {
+      for (size_t k = next++; k < runs.size() && !failed; k = next++) results[k] = replay_one(runs[k], model, forward);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!first_error) first_error = std::current_exception();
+      failed = true;
+    }
+  };
+  if (threads == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
+    for (auto& th : pool) th.join();
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return results;
+}
+
+void pool_into(Drift& total, const Drift& run) {
+  total.compared += run.compared;
+  total.sum += run.sum;
+  total.infinite += run.infinite;
+  if (!total.first_infinite_step) total.first_infinite_step = run.first_infinite_step;
+}
+
+void check_options(const ReplayOptions& o) {
+  if (!std::isfinite(o.logprob_tolerance) || o.logprob_tolerance < 0) {
+    std::ostringstream shown;
+    shown << o.logprob_tolerance;
+    throw UsageError("--logprob-tolerance " + shown.str() + ": must be a finite number >= 0 (|Δ log p| allowed per step)");
+  }
+  if (o.threads < 1 || o.threads > kMaxReplayThreads)
+    throw UsageError("--threads " + std::to_string(o.threads) + ": allowed: a whole number from 1 to " +
+                     std::to_string(kMaxReplayThreads) + " (runs replayed at once, one intra-op thread each)");
+}
+
+std::string shown(double v) {
+  std::ostringstream out;
+  out << std::setprecision(kShownDigits) << v;
+  return out.str();
+}
+
+template <class T>
+EvidenceJson optional_json(const std::optional<T>& v) {
+  return v ? EvidenceJson(*v) : EvidenceJson(nullptr);
+}
+
+EvidenceJson drift_to_json(const Drift& d) {
+  return {{"compared", d.compared},
+          {"max_abs", d.max},
+          {"mean_abs", d.mean()},
+          {"max_step", optional_json(d.max_step)},
+          {"max_token_id", optional_json(d.max_token_id)},
+          {"infinite", d.infinite},
+          {"first_infinite_step", optional_json(d.first_infinite_step)}};
+}
+
+}  // namespace
+
+const char* to_string(ReplayForward f) {
+  switch (f) {
+    case ReplayForward::as_run: return "as-run";
+    case ReplayForward::recompute: return "recompute";
+    case ReplayForward::cached: return "cached";
+  }
+  return "as-run";
+}
+
+ReplayForward parse_replay_forward(const std::string& text) {
+  for (ReplayForward f : {ReplayForward::as_run, ReplayForward::recompute, ReplayForward::cached})
+    if (text == to_string(f)) return f;
+  throw UsageError("--forward " + text + ": allowed: as-run (each run's own use_cache), recompute or cached");
+}
+
+void Drift::add(double golden_prob, double current_prob, int64_t step, int64_t token_id) {
+  if (golden_prob == current_prob) {  // bit-identical (also both 0): no drift
+    ++compared;
+    return;
+  }
+  if (golden_prob <= 0 || current_prob <= 0) {  // log 0 = -inf on one side only
+    ++infinite;
+    if (!first_infinite_step) first_infinite_step = step;
+    return;
+  }
+  const double d = std::fabs(std::log(current_prob) - std::log(golden_prob));
+  ++compared;
+  sum += d;
+  if (d > max) {
+    max = d;
+    max_step = step;
+    max_token_id = token_id;
+  }
+}
+
+bool ReplayRun::within(double tolerance) const {
+  return logp.max <= tolerance && logp_unfiltered.max <= tolerance && logp.infinite == 0 && logp_unfiltered.infinite == 0;
+}
+
+std::size_t ReplayReport::beyond_tolerance() const {
+  std::size_t n = 0;
+  for (const ReplayRun& r : runs) n += r.within(logprob_tolerance) ? 0 : 1;
+  return n;
+}
+
+std::string describe_mismatch(const ModelMismatch& m) {
+  return m.golden_file + " was made with model.safetensors sha256 " + m.golden_sha256 + ", the model replayed has " +
+         m.model_sha256 + "; drift against other weights measures nothing";
+}
+
+ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const ReplayOptions& o) {
+  check_options(o);
+  const std::vector<GoldenRun> runs = read_golden_runs(golden);
+  if (runs.empty())
+    throw EvidenceError((golden.empty() ? std::string("GOLDEN") : golden.front().path) +
+                        ": holds no runs; nothing to replay (give evidence written by genrepro run)");
+
+  ReplayReport report;
+  report.logprob_tolerance = o.logprob_tolerance;
+  report.forward = o.forward;
+  for (const EvidenceFile& f : golden) report.golden_files.push_back(f.path);
+  report.model_dir = o.model.dir;
+  report.model_sha256 = sha256_file(o.model.weights).sha256;
+  report.model_mismatches = find_model_mismatches(golden, o.model, report.model_sha256);
+  if (!report.model_mismatches.empty() && !o.allow_model_mismatch)
+    throw EvidenceError(describe_mismatch(report.model_mismatches.front()) +
+                        "; give --model with the golden's weights, or --allow-model-mismatch to replay anyway");
+
+  const Gpt2Config config = read_gpt2_config(o.model.config);
+  for (const GoldenRun& g : runs) check_golden_run(g, config);
+
+  if (o.on_checked) o.on_checked(report.model_mismatches);
+
+  prepare_runtime_for_runs();  // one intra-op and one BLAS thread per run, as `run` executes
+  const Gpt2Model model = Gpt2Model::load(o.model);
+  report.runs = replay_all(runs, model, o.forward, o.threads);
+  for (const ReplayRun& r : report.runs) {
+    pool_into(report.logp, r.logp);
+    pool_into(report.logp_unfiltered, r.logp_unfiltered);
+    if (r.logp.max > report.logp.max) {
+      report.logp.max = r.logp.max;
+      report.logp.max_step = r.logp.max_step;
+      report.logp.max_token_id = r.logp.max_token_id;
+      report.max_run = r.id;
+    }
+    report.logp_unfiltered.max = std::max(report.logp_unfiltered.max, r.logp_unfiltered.max);
+  }
+  return report;
+}
+
+std::string replay_summary_line(const ReplayReport& report) {
+  const std::size_t beyond = report.beyond_tolerance();
+  std::ostringstream out;
+  out << "replay: " << report.runs.size() << " runs, " << report.runs.size() - beyond << " within tolerance "
+      << shown(report.logprob_tolerance) << ", " << beyond << " beyond; max |Δ log p| " << shown(report.logp.max);
+  if (!report.max_run.empty()) out << " (" << report.max_run << " step " << report.logp.max_step.value_or(0) << ")";
+  out << ", mean " << shown(report.logp.mean()) << " over " << report.logp.compared << " compared; max |Δ log p_t1| "
+      << shown(report.logp_unfiltered.max) << "; " << report.logp.infinite << " golden tokens outside the kept set";
+  return out.str();
+}
+
+std::string format_replay_text(const ReplayReport& report) {
+  std::size_t id_width = 3;
+  for (const ReplayRun& r : report.runs) id_width = std::max(id_width, r.id.size());
+  std::ostringstream out;
+  out << "replay of " << report.golden_files.size() << " golden file(s) against " << report.model_dir << " (forward "
+      << to_string(report.forward) << ", tolerance " << shown(report.logprob_tolerance) << " in log p)\n";
+  const auto row = [&](const std::string& id, const std::string& path, const std::string& steps, const std::string& max,
+                       const std::string& max_step, const std::string& mean, const std::string& max_t1,
+                       const std::string& outside, const std::string& own, const std::string& verdict) {
+    out << std::left << std::setw(static_cast<int>(id_width)) << id << "  " << std::setw(9) << path << std::right
+        << std::setw(10) << steps << std::setw(13) << max << std::setw(8) << max_step << std::setw(13) << mean
+        << std::setw(13) << max_t1 << std::setw(9) << outside << std::setw(11) << own << "  " << verdict << "\n";
+  };
+  row("run", "forward", "steps", "max|dlogp|", "at step", "mean|dlogp|", "max|dlogp1|", "outside", "own pick", "");
+  for (const ReplayRun& r : report.runs) {
+    row(r.id, r.use_cache ? "cached" : "recompute",
+        r.first_prediction ? std::to_string(r.logp.compared + r.logp.infinite) + " top" : std::to_string(r.steps),
+        shown(r.logp.max), r.logp.max_step ? std::to_string(*r.logp.max_step) : "-", shown(r.logp.mean()),
+        shown(r.logp_unfiltered.max), std::to_string(r.outside_kept()),
+        r.first_prediction ? "-" : r.own_choice_diverges_at ? "step " + std::to_string(*r.own_choice_diverges_at) : "same",
+        r.within(report.logprob_tolerance) ? "ok" : "BEYOND");
+  }
+  for (const ModelMismatch& m : report.model_mismatches) out << "warning: " << describe_mismatch(m) << "\n";
+  out << replay_summary_line(report) << "\n";
+  return out.str();
+}
+
+EvidenceJson replay_to_json(const ReplayReport& report) {
+  EvidenceJson runs = EvidenceJson::array();
+  for (const ReplayRun& r : report.runs) {
+    runs.push_back({{"id", r.id},
+                    {"golden_file", r.golden_file},
+                    {"forward", r.use_cache ? "cached" : "recompute"},
+                    {"first_prediction", r.first_prediction},
+                    {"steps", r.steps},
+                    {"within", r.within(report.logprob_tolerance)},
+                    {"outside_kept", r.outside_kept()},
+                    {"logp", drift_to_json(r.logp)},
+                    {"logp_unfiltered", drift_to_json(r.logp_unfiltered)},
+                    {"own_choice_diverges_at", optional_json(r.own_choice_diverges_at)}});
+  }
+  EvidenceJson mismatches = EvidenceJson::array();
+  for (const ModelMismatch& m : report.model_mismatches)
+    mismatches.push_back({{"golden", m.golden_file}, {"golden_sha256", m.golden_sha256}, {"model_sha256", m.model_sha256}});
+  const std::size_t beyond = report.beyond_tolerance();
+  return {{"schema", "genrepro.replay/1"},
+          {"within", beyond == 0},
+          {"logprob_tolerance", report.logprob_tolerance},
+          {"forward", to_string(report.forward)},
+          {"golden", report.golden_files},
+          {"model", {{"path", report.model_dir}, {"sha256", report.model_sha256}}},
+          {"model_mismatches", mismatches},
+          {"summary",
+           {{"runs", report.runs.size()},
+            {"within", report.runs.size() - beyond},
+            {"beyond", beyond},
+            {"max_run", report.max_run.empty() ? EvidenceJson(nullptr) : EvidenceJson(report.max_run)},
+            {"logp", drift_to_json(report.logp)},
+            {"logp_unfiltered", drift_to_json(report.logp_unfiltered)},
+            {"outside_kept", report.logp.infinite}}},
+          {"runs", runs}};
+}
+
+}  // namespace genrepro

@@ -1,0 +1,299 @@
+// replay on the tiny fixture: evidence made by the runner (the loop) replays with zero drift
+// through the same paths; a golden probability moved by a known factor shows exactly that
+// drift at that step; a golden token the filters remove is counted outside the kept set (never
+// NaN or infinity in the output); other weights, damaged goldens and bad options are refused with
+// one line naming the file and field.
+#include "engine/replay.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "core/errors.hpp"
+#include "core/evidence.hpp"
+#include "engine/runner.hpp"
+
+namespace genrepro {
+namespace {
+
+namespace fs = std::filesystem;
+
+// |log(p·e^-d) - log p| computed in double differs from d by a few ulps of log p (~1e-15 for
+// |log p| ~ 10); 1e-12 leaves room and still pins the drift to the perturbation.
+constexpr double kPerturbationTolerance = 1e-12;
+// The perturbation applied to one golden probability, in log space: large against any float32
+// drift (~1e-7 here), small enough that p·e^-d stays a probability.
+constexpr double kPerturbation = 0.01;
+
+constexpr const char* kExperiment = R"({
+  "name": "replay", "prompts": ["the river bank was"], "max_new_tokens": 8, "stop_at_eos": false,
+  "runs": [{"mode": "greedy", "use_cache": [false, true]},
+           {"mode": "sample", "temperature": 1.0, "top_p": 0.9, "seed": 7, "use_cache": [false, true]},
+           {"mode": "sample", "temperature": 0.8, "top_k": 2, "seed": 3},
+           {"mode": "sample", "temperature": 1.5, "max_new_tokens": 0}],
+  "record": {"top_candidates": 5}
+})";
+
+class Replay : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new fs::path(fs::temp_directory_path() / ("genrepro_replay_test_" + std::to_string(::getpid())));
+    fs::create_directories(*dir_);
+    const std::string experiment = (*dir_ / "replay.json").string();
+    std::ofstream(experiment) << kExperiment;
+    RunnerOptions o;
+    o.experiment_paths = {experiment};
+    o.model = model();
+    golden_path_ = new std::string((*dir_ / "golden.json").string());
+    write_evidence(*golden_path_, run_experiments(o));
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*dir_);
+    delete dir_;
+    delete golden_path_;
+  }
+  static ModelFiles model() { return locate_model_dir(GENREPRO_TEST_MODEL_DIR, ModelSource::flag); }
+
+  static std::vector<EvidenceFile> golden() { return load_golden(*golden_path_); }
+  static ReplayOptions options() {
+    ReplayOptions o;
+    o.model = model();
+    return o;
+  }
+  // Index of the first golden run whose params satisfy `pick`.
+  static size_t run_where(const EvidenceJson& doc, const std::function<bool(const EvidenceJson&)>& pick) {
+    const auto& runs = doc["runs"];
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (pick(runs[i]["params"])) return i;
+    ADD_FAILURE() << "no golden run matches";
+    return 0;
+  }
+  static size_t greedy_recompute(const EvidenceJson& doc) {
+    return run_where(doc, [](const EvidenceJson& p) { return p["mode"] == "greedy" && p["use_cache"] == false; });
+  }
+  static size_t top_k_run(const EvidenceJson& doc) {
+    return run_where(doc, [](const EvidenceJson& p) { return p["top_k"] == 2; });
+  }
+  static std::string expect_error(const std::vector<EvidenceFile>& g, const ReplayOptions& o) {
+    try {
+      replay_golden(g, o);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "replay_golden did not throw";
+    return {};
+  }
+
+  static fs::path* dir_;
+  static std::string* golden_path_;
+};
+
+fs::path* Replay::dir_ = nullptr;
+std::string* Replay::golden_path_ = nullptr;
+
+TEST_F(Replay, SameBuildSamePathsDriftsByExactlyZero) {
+  const auto g = golden();
+  const ReplayReport report = replay_golden(g, options());
+  const auto& runs = g.front().doc["runs"];
+  ASSERT_EQ(report.runs.size(), 6u);
+  EXPECT_TRUE(report.within());
+  EXPECT_EQ(report.logp.max, 0.0);
+  EXPECT_EQ(report.logp_unfiltered.max, 0.0);
+  EXPECT_EQ(report.logp.infinite, 0);
+  EXPECT_TRUE(report.max_run.empty());
+  for (size_t i = 0; i < report.runs.size(); ++i) {
+    const ReplayRun& r = report.runs[i];
+    SCOPED_TRACE(r.id);
+    EXPECT_EQ(r.id, runs[i]["id"]);
+    EXPECT_EQ(r.use_cache, runs[i]["params"]["use_cache"].get<bool>());
+    EXPECT_EQ(r.logp.max, 0.0);
+    EXPECT_EQ(r.logp.sum, 0.0);
+    EXPECT_EQ(r.logp_unfiltered.max, 0.0);
+    EXPECT_EQ(r.outside_kept(), 0);
+    EXPECT_FALSE(r.own_choice_diverges_at) << "this build picks another token at step " << *r.own_choice_diverges_at;
+    if (r.first_prediction) {
+      // Every listed candidate compared in the unfiltered distribution; those kept in the final one.
+      EXPECT_EQ(r.logp_unfiltered.compared, 5);
+      EXPECT_GE(r.logp.compared, 1);
+    } else {
+      EXPECT_EQ(r.steps, 8);
+      EXPECT_EQ(r.logp.compared, 8);
+      EXPECT_EQ(r.logp_unfiltered.compared, 8);
+    }
+  }
+}
+
+TEST_F(Replay, ThreadsDoNotChangeTheReport) {
+  ReplayOptions o = options();
+  o.threads = 3;
+  const auto g = golden();
+  EXPECT_EQ(replay_to_json(replay_golden(g, o)), replay_to_json(replay_golden(g, options())));
+}
+
+// What the KV cache changes numerically: recompute goldens replayed through the cache (and the
+// reverse) drift, but by float32 rounding only, far within the tolerance.
+TEST_F(Replay, OtherLogitsPathDriftsWithinTolerance) {
+  const auto g = golden();
+  for (ReplayForward forward : {ReplayForward::cached, ReplayForward::recompute}) {
+    ReplayOptions o = options();
+    o.forward = forward;
+    const ReplayReport report = replay_golden(g, o);
+    SCOPED_TRACE(to_string(forward));
+    for (const ReplayRun& r : report.runs) EXPECT_EQ(r.use_cache, forward == ReplayForward::cached) << r.id;
+    EXPECT_TRUE(report.within()) << replay_summary_line(report);
+    EXPECT_LE(report.logp.max, kDefaultLogProbTolerance);
+    EXPECT_LE(report.logp_unfiltered.max, kDefaultLogProbTolerance);
+    RecordProperty(std::string("max_abs_dlogp_") + to_string(forward), std::to_string(report.logp.max));
+    std::cout << "[ measured ] forward " << to_string(forward) << ": " << replay_summary_line(report) << "\n";
+  }
+}
+
+TEST_F(Replay, PerturbedGoldenProbabilityShowsAsThatDriftAtThatStep) {
+  auto g = golden();
+  EvidenceJson& doc = g.front().doc;
+  const size_t run = greedy_recompute(doc);
+  constexpr int64_t kStep = 3;
+  auto& prob = doc["runs"][run]["steps"][kStep]["prob"];
+  prob = prob.get<double>() * std::exp(-kPerturbation);
+  const ReplayReport report = replay_golden(g, options());
+  const ReplayRun& r = report.runs[run];
+  EXPECT_NEAR(r.logp.max, kPerturbation, kPerturbationTolerance);
+  ASSERT_TRUE(r.logp.max_step);
+  EXPECT_EQ(*r.logp.max_step, kStep);
+  EXPECT_EQ(*r.logp.max_token_id, doc["runs"][run]["output_ids"][kStep].get<int64_t>());
+  EXPECT_NEAR(r.logp.mean(), kPerturbation / 8, kPerturbationTolerance);
+  EXPECT_EQ(r.logp_unfiltered.max, 0.0);  // prob_t1 untouched
+  EXPECT_FALSE(r.within(kDefaultLogProbTolerance));
+  EXPECT_TRUE(r.within(2 * kPerturbation));
+  EXPECT_EQ(report.beyond_tolerance(), 1u);
+  EXPECT_EQ(report.max_run, r.id);
+  EXPECT_FALSE(r.own_choice_diverges_at);  // the tokens are the golden's own
+
+  const std::string text = format_replay_text(report);
+  EXPECT_NE(text.find(r.id), std::string::npos) << text;
+  EXPECT_NE(text.find("BEYOND"), std::string::npos) << text;
+  EXPECT_NE(text.find("replay: 6 runs, 5 within tolerance 0.0001, 1 beyond; max |Δ log p| 0.01 (" + r.id + " step 3)"),
+            std::string::npos)
+      << text;
+}
+
+TEST_F(Replay, PerturbedProbT1IsComparedToo) {
+  auto g = golden();
+  EvidenceJson& doc = g.front().doc;
+  const size_t run = top_k_run(doc);
+  auto& prob_t1 = doc["runs"][run]["steps"][5]["prob_t1"];
+  prob_t1 = prob_t1.get<double>() * std::exp(-kPerturbation);
+  const ReplayRun r = replay_golden(g, options()).runs[run];
+  EXPECT_EQ(r.logp.max, 0.0);
+  EXPECT_NEAR(r.logp_unfiltered.max, kPerturbation, kPerturbationTolerance);
+  EXPECT_EQ(*r.logp_unfiltered.max_step, 5);
+  EXPECT_FALSE(r.within(kDefaultLogProbTolerance));
+}
+
+// top_k = 2: the third candidate by logit has probability 0 in the final distribution. Make it
+// the golden token at step 2: replay counts it outside the kept set, and this build's own draw
+// (the run's seeded picker) parts from the golden there.
+TEST_F(Replay, GoldenTokenOutsideTheKeptSetIsCountedNotInfinite) {
+  auto g = golden();
+  EvidenceJson& doc = g.front().doc;
+  const size_t run = top_k_run(doc);
+  constexpr int64_t kStep = 2;
+  auto& step = doc["runs"][run]["steps"][kStep];
+  ASSERT_EQ(step["top"][2]["prob"].get<double>(), 0.0) << "the fixture's top_k boundary is tied";
+  const int64_t filtered = step["top"][2]["id"].get<int64_t>();
+  step["token_id"] = filtered;
+  doc["runs"][run]["output_ids"][kStep] = filtered;
+
+  const ReplayReport report = replay_golden(g, options());
+  const ReplayRun& r = report.runs[run];
+  EXPECT_GE(r.outside_kept(), 1);
+  ASSERT_TRUE(r.logp.first_infinite_step);
+  EXPECT_EQ(*r.logp.first_infinite_step, kStep);
+  ASSERT_TRUE(r.own_choice_diverges_at);
+  EXPECT_EQ(*r.own_choice_diverges_at, kStep);
+  EXPECT_TRUE(std::isfinite(r.logp.max));
+  EXPECT_FALSE(r.within(kDefaultLogProbTolerance));
+  EXPECT_FALSE(report.within());
+  EXPECT_EQ(report.logp.infinite, r.outside_kept());
+
+  const std::string json = replay_to_json(report).dump();
+  EXPECT_EQ(json.find("NaN"), std::string::npos);
+  EXPECT_EQ(json.find("nfinity"), std::string::npos);
+  EXPECT_EQ(json.find("null,\"first_infinite_step\""), std::string::npos);
+  EXPECT_NE(json.find("\"outside_kept\":" + std::to_string(r.outside_kept())), std::string::npos) << json;
+  EXPECT_NE(json.find("\"own_choice_diverges_at\":2"), std::string::npos) << json;
+}
+
+TEST_F(Replay, OtherWeightsAreRefusedUnlessAllowed) {
+  auto g = golden();
+  g.front().doc["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
+  const std::string message = expect_error(g, options());
+  EXPECT_NE(message.find(*golden_path_ + " was made with model.safetensors sha256 " + std::string(64, '0') +
+                         ", the model replayed has "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("give --model with the golden's weights, or --allow-model-mismatch"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+
+  ReplayOptions o = options();
+  o.allow_model_mismatch = true;
+  std::vector<ModelMismatch> seen;
+  o.on_checked = [&](const std::vector<ModelMismatch>& m) { seen = m; };
+  const ReplayReport report = replay_golden(g, o);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen.front().golden_sha256, std::string(64, '0'));
+  EXPECT_EQ(report.model_mismatches.size(), 1u);
+  EXPECT_TRUE(report.within());  // the weights really are the same: only the digest was edited
+}
+
+TEST_F(Replay, DamagedGoldensAreNamedByFileAndField) {
+  const auto damaged = [&](const std::function<void(EvidenceJson&)>& edit) {
+    auto g = golden();
+    edit(g.front().doc["runs"][greedy_recompute(g.front().doc)]);
+    return expect_error(g, options());
+  };
+  const std::string prefix = *golden_path_ + ": runs[0].";
+  ASSERT_EQ(greedy_recompute(golden().front().doc), 0u);
+  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"].erase(7); }),
+            prefix + "steps: holds 7 steps for 8 output ids; allowed: one step per output id (one step and no ids when "
+                     "max_new_tokens is 0); the golden is damaged: bless it again from evidence (genrepro bless)");
+  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][1]["prob"] = 1.5; }),
+            prefix + "steps[1].prob: found 1.5; allowed: a probability in [0, 1]; the golden is damaged: bless it "
+                     "again from evidence (genrepro bless)");
+  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][1]["prob_t1"] = "NaN"; }),
+            prefix + "steps[1].prob_t1: found nan; allowed: a probability in [0, 1]; the golden is damaged: bless it "
+                     "again from evidence (genrepro bless)");
+  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][4]["token_id"] = 11; }),
+            prefix + "steps[4].token_id: found 11; allowed: output_ids[4] = " +
+                std::to_string(golden().front().doc["runs"][0]["output_ids"][4].get<int64_t>()) +
+                "; the golden is damaged: bless it again from evidence (genrepro bless)");
+  EXPECT_EQ(damaged([](EvidenceJson& run) { run["prompt_ids"][0] = 50257; }),
+            prefix + "prompt_ids[0] = 50257 is outside this model's vocabulary [0, 50257); replay the golden with the "
+                     "model it was made with (--model)");
+  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][0]["prob"] = "high"; }),
+            prefix + "steps[0].prob: expected a number (or \"NaN\", \"Infinity\", \"-Infinity\"), found \"high\"");
+}
+
+TEST_F(Replay, BadOptionsAreUsageErrors) {
+  ReplayOptions o = options();
+  o.logprob_tolerance = -1;
+  EXPECT_EQ(expect_error(golden(), o), "--logprob-tolerance -1: must be a finite number >= 0 (|Δ log p| allowed per step)");
+  o = options();
+  o.threads = 0;
+  EXPECT_EQ(expect_error(golden(), o),
+            "--threads 0: allowed: a whole number from 1 to 256 (runs replayed at once, one intra-op thread each)");
+  try {
+    parse_replay_forward("kv");
+    ADD_FAILURE() << "parse_replay_forward accepted kv";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--forward kv: allowed: as-run (each run's own use_cache), recompute or cached");
+  }
+}
+
+}  // namespace
+}  // namespace genrepro
