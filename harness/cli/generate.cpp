@@ -95,7 +95,6 @@ void run_generate(const GenerateOptions& o) {
   where.tokenizer_dir = default_tokenizer_dir();
   where.cache_dir = default_cache_dir();
   const ModelFiles files = resolve_model(where);
-  std::cerr << files.source_note << "\n";
 
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
   const std::vector<int64_t> prompt_ids = tokenizer.encode(o.prompt);
@@ -103,6 +102,9 @@ void run_generate(const GenerateOptions& o) {
     throw UsageError("--prompt is empty; allowed: text that encodes to at least 1 token");
 
   const Gpt2Model model = Gpt2Model::load(files);
+  // Said once the files have loaded: a broken model's error (which names the file) stays the
+  // only line on stderr.
+  std::cerr << files.source_note << "\n";
   const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
   const auto token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
   const GenerationResult result =

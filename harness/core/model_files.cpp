@@ -100,12 +100,16 @@ fs::path find_model_root(const fs::path& dir, std::string* why) {
 }
 
 // First of `names` present in `dir`, or empty. A dangling symlink (an HF blob that was deleted)
-// is reported as such, since "missing" would be confusing when `ls` shows the name.
+// or a directory in the file's place is reported as such, since "missing" would be confusing
+// when `ls` shows the name.
 std::string first_present(const fs::path& dir, std::initializer_list<const char*> names, std::string* broken) {
   for (const char* n : names) {
     if (is_file(dir / n)) return (dir / n).string();
     std::error_code ec;
-    if (fs::is_symlink(dir / n, ec)) *broken = n;
+    if (fs::is_symlink(dir / n, ec) && !fs::exists(dir / n, ec))
+      *broken = std::string(n) + " is a broken symlink";
+    else if (fs::exists(dir / n, ec))
+      *broken = std::string(n) + (is_dir(dir / n) ? " is a directory" : " is not a regular file");
   }
   return {};
 }
@@ -150,7 +154,7 @@ ModelFiles locate_model_dir(const std::string& dir_in, ModelSource source) {
   for (const Want& w : wants) {
     std::string broken;
     *w.out = first_present(root, w.names, &broken);
-    if (w.out->empty()) missing.push_back(broken.empty() ? w.shown : std::string(w.shown) + " [" + broken + " is a broken symlink]");
+    if (w.out->empty()) missing.push_back(broken.empty() ? w.shown : std::string(w.shown) + " [" + broken + "]");
   }
   if (!missing.empty()) {
     std::string list;

@@ -154,6 +154,9 @@ Evidence run_experiments(const RunnerOptions& o) {
   const Gpt2Config config = read_gpt2_config(o.model.config);
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
   const RunPlan plan = plan_runs(o, config, tokenizer);
+  // The weights are checked (and loaded) before anything is said on stderr, so that a broken
+  // model.safetensors gives one error line, like every other bad input.
+  const Gpt2Model model = Gpt2Model::load(o.model);
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();
@@ -164,7 +167,6 @@ Evidence run_experiments(const RunnerOptions& o) {
   e.model = describe_model(o.model, config);
   for (const ExperimentSpec& spec : plan.experiments) e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
 
-  const Gpt2Model model = Gpt2Model::load(o.model);
   Progress progress(static_cast<int64_t>(plan.selected.size()), o.progress != nullptr,
                     o.progress != nullptr ? *o.progress : std::cerr);
   std::vector<GenerationResult> results = execute(plan, model, tokenizer, o.threads, progress);

@@ -99,6 +99,16 @@ TEST(ModelFiles, PickleOnlyCheckpointIsExplained) {
                    ": missing model.safetensors (pytorch_model.bin is not read: genrepro loads only safetensors);");
 }
 
+// A directory where a file should be is named as such, not reported as plainly missing.
+TEST(ModelFiles, DirectoryInPlaceOfAFileIsReported) {
+  ScratchDir dir;
+  make_hf_dir(dir.path());
+  fs::remove(dir.path() / "config.json");
+  fs::create_directory(dir.path() / "config.json");
+  EXPECT_THROW_MSG(locate_model_dir(dir.path().string(), ModelSource::flag), ModelFileError,
+                   ": missing config.json [config.json is a directory];");
+}
+
 TEST(ModelFiles, NotADirectory) {
   ScratchDir dir;
   EXPECT_THROW_MSG(locate_model_dir(dir / "nope", ModelSource::flag), ModelFileError,
