@@ -1,5 +1,6 @@
 // genrepro: a reproducibility and evidence harness for the language-model generation loop.
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -58,7 +59,9 @@ int main(int argc, char** argv) {
     std::cerr << "genrepro: error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "genrepro: internal error: " << e.what() << "\n";
+    // libtorch's c10::Error carries a multi-line backtrace; the first line says what happened.
+    const std::string what = e.what();
+    std::cerr << "genrepro: internal error (please report): " << what.substr(0, what.find('\n')) << "\n";
     return kExitInternal;
   }
   return exit_code;
