@@ -1,16 +1,13 @@
 #include "engine/replay.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <filesystem>
 #include <iomanip>
-#include <mutex>
 #include <sstream>
-#include <thread>
 
 #include "core/errors.hpp"
+#include "core/index_pool.hpp"
 #include "core/evidence.hpp"
 #include "core/model_config.hpp"
 #include "core/sha256.hpp"
@@ -218,27 +215,7 @@ ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward f
 std::vector<ReplayRun> replay_all(const std::vector<GoldenRun>& runs, const Gpt2Model& model, ReplayForward forward,
                                   int threads) {
   std::vector<ReplayRun> results(runs.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr first_error;
-  std::mutex error_mutex;
-  const auto worker = [&] {
-    try {
-      for (size_t k = next++; k < runs.size() && !failed; k = next++) results[k] = replay_one(runs[k], model, forward);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!first_error) first_error = std::current_exception();
-      failed = true;
-    }
-  };
-  if (threads == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& th : pool) th.join();
-  }
-  if (first_error) std::rethrow_exception(first_error);
+  for_each_index(runs.size(), threads, [&](size_t k) { results[k] = replay_one(runs[k], model, forward); });
   return results;
 }
 

@@ -1,14 +1,11 @@
 #include "engine/runner.hpp"
 
-#include <atomic>
-#include <exception>
 #include <filesystem>
-#include <mutex>
 #include <iostream>
-#include <thread>
 
 #include "build_info.hpp"
 #include "core/errors.hpp"
+#include "core/index_pool.hpp"
 #include "core/progress.hpp"
 #include "core/sha256.hpp"
 #include "engine/generation_loop.hpp"
@@ -75,38 +72,23 @@ std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& conf
 std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& model, const Gpt2Tokenizer& tokenizer,
                                       int threads, Progress& progress) {
   std::vector<GenerationResult> results(plan.selected.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr first_error;
-  std::mutex error_mutex;
   const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
   const int64_t eos = model.config().eos_token_id;
-
-  const auto worker = [&] {
-    try {
-      for (size_t k = next++; k < plan.selected.size() && !failed; k = next++) {
-        const size_t index = static_cast<size_t>(plan.selected[k]);
-        const RunParams& params = plan.runs[index].params;
-        // A source per run: the cached one holds this run's keys and values.
-        const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
-        results[k] = run_generation(*source, plan.prompt_ids[index], params, eos, token_text);
-        progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!first_error) first_error = std::current_exception();
-      failed = true;
-    }
+  const auto run_one = [&](size_t k) {
+    const size_t index = static_cast<size_t>(plan.selected[k]);
+    const RunParams& params = plan.runs[index].params;
+    // A source per run: the cached one holds this run's keys and values.
+    const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
+    results[k] = run_generation(*source, plan.prompt_ids[index], params, eos, token_text);
+    progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
   };
-  if (threads == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& th : pool) th.join();
+  try {
+    for_each_index(plan.selected.size(), threads, run_one);
+  } catch (...) {
+    progress.finish();  // end the progress line before the error is printed
+    throw;
   }
   progress.finish();
-  if (first_error) std::rethrow_exception(first_error);
   return results;
 }
 
