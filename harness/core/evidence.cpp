@@ -399,19 +399,6 @@ Evidence read_evidence(const std::string& path) {
   return evidence_from_json(parsed.value, path);
 }
 
-json strip_volatile(const json& evidence) {
-  json out = evidence;
-  out.erase("created_utc");
-  if (out.contains("environment") && out["environment"].contains("threads") && out["environment"]["threads"].is_object())
-    out["environment"]["threads"].erase("runs_concurrently");
-  if (out.contains("runs") && out["runs"].is_array()) {
-    for (auto& run : out["runs"]) {
-      if (run.is_object()) run.erase("timing");
-    }
-  }
-  return out;
-}
-
 std::string utc_timestamp_now() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};

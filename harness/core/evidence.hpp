@@ -89,8 +89,21 @@ void write_evidence(const std::string& path, const Evidence& e);
 Evidence read_evidence(const std::string& path);
 
 // A copy without the fields that legitimately differ between identical runs: created_utc,
-// runs[*].timing and environment.threads.runs_concurrently. Compare these to compare evidence.
-nlohmann::json strip_volatile(const nlohmann::json& evidence);
+// runs[*].timing and environment.threads.runs_concurrently. Compare these to compare evidence;
+// bless writes goldens without them. For nlohmann::json and ordered_json alike, so a golden
+// keeps the evidence's key order.
+template <class Json>
+Json strip_volatile(Json evidence) {
+  if (!evidence.is_object()) return evidence;
+  evidence.erase("created_utc");
+  if (evidence.contains("environment") && evidence["environment"].is_object() &&
+      evidence["environment"].contains("threads") && evidence["environment"]["threads"].is_object())
+    evidence["environment"]["threads"].erase("runs_concurrently");
+  if (evidence.contains("runs") && evidence["runs"].is_array())
+    for (auto& run : evidence["runs"])
+      if (run.is_object()) run.erase("timing");
+  return evidence;
+}
 
 // "2026-11-30T12:00:00Z" for now.
 std::string utc_timestamp_now();

@@ -863,16 +863,4 @@ EvidenceJson diff_to_json(const EvidenceDiff& diff) {
               {"provenance", prov}};
 }
 
-EvidenceJson strip_volatile_fields(EvidenceJson doc) {
-  if (!doc.is_object()) return doc;
-  doc.erase("created_utc");
-  if (doc.contains("environment") && doc["environment"].is_object() && doc["environment"].contains("threads") &&
-      doc["environment"]["threads"].is_object())
-    doc["environment"]["threads"].erase("runs_concurrently");
-  if (doc.contains("runs") && doc["runs"].is_array())
-    for (Json& run : doc["runs"])
-      if (run.is_object()) run.erase("timing");
-  return doc;
-}
-
 }  // namespace genrepro

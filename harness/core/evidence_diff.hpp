@@ -143,9 +143,5 @@ std::string diff_summary_line(const EvidenceDiff& diff);
 // The --json document ("schema": "genrepro.diff/1"), shape in docs/diff.md.
 EvidenceJson diff_to_json(const EvidenceDiff& diff);
 
-// The evidence document without its volatile fields (created_utc, runs[].timing,
-// environment.threads.runs_concurrently): what bless writes into a golden. The same fields as
-// evidence.hpp's strip_volatile, on the key-ordered document so a golden reads like evidence.
-EvidenceJson strip_volatile_fields(EvidenceJson doc);
 
 }  // namespace genrepro

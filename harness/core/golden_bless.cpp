@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/errors.hpp"
+#include "core/evidence.hpp"
 
 namespace genrepro {
 
@@ -36,7 +37,7 @@ std::string golden_file_name(const std::string& experiment) {
 
 std::vector<GoldenFilePlan> plan_bless(const EvidenceFile& evidence, const std::string& into_dir,
                                        const EvidenceDiffOptions& options) {
-  const Json stripped = strip_volatile_fields(evidence.doc);
+  const Json stripped = strip_volatile(evidence.doc);
   std::vector<std::string> order;                      // experiments in first-run order
   std::map<std::string, std::vector<std::size_t>> runs_of;
   for (std::size_t i = 0; i < stripped["runs"].size(); ++i) {

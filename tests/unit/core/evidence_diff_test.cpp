@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "core/errors.hpp"
+#include "core/evidence.hpp"
 
 namespace genrepro {
 namespace {
@@ -351,7 +352,7 @@ TEST(EvidenceDiff, JsonReportHasTheDocumentedShape) {
 }
 
 TEST(EvidenceDiff, StripVolatileFieldsRemovesOnlyThem) {
-  const Json s = strip_volatile_fields(make_doc({make_run("a", "greedy", greedy_steps())}));
+  const Json s = strip_volatile(make_doc({make_run("a", "greedy", greedy_steps())}));
   EXPECT_FALSE(s.contains("created_utc"));
   EXPECT_FALSE(s["runs"][0].contains("timing"));
   EXPECT_FALSE(s["environment"]["threads"].contains("runs_concurrently"));
