@@ -15,8 +15,8 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "core/fixture_model.hpp"
-#include "core/model_files.hpp"
+#include "model/fixture_model.hpp"
+#include "model/model_files.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/torch_runtime.hpp"

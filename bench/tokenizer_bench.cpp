@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/tokenizer.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace {
 

@@ -6,9 +6,14 @@ find_package(GTest REQUIRED)
 
 set(GENREPRO_TINY_MODEL "${CMAKE_BINARY_DIR}/fixtures/tiny")
 
-# genrepro_gtest(NAME <target> SOURCES <files...> LIBS <libs...> LABELS <labels...> [NEEDS_MODEL])
+# Test binaries that load libtorch run as this many ctest entries (gtest's own sharding), not one
+# process per test: starting libtorch costs about a second, a test mostly milliseconds.
+set(GENREPRO_TORCH_TEST_SHARDS 4)
+
+# genrepro_gtest(NAME <target> SOURCES <files...> LIBS <libs...> LABELS <labels...> [NEEDS_MODEL] [BATCHED])
+# BATCHED: register GENREPRO_TORCH_TEST_SHARDS entries <target>.shard<i>of<n> instead of one per test.
 function(genrepro_gtest)
-  cmake_parse_arguments(T "NEEDS_MODEL" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "NEEDS_MODEL;BATCHED" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
@@ -22,7 +27,18 @@ function(genrepro_gtest)
   if(T_NEEDS_MODEL)
     list(APPEND props FIXTURES_REQUIRED tiny_model)
   endif()
-  gtest_discover_tests(${T_NAME} PROPERTIES ${props} DISCOVERY_TIMEOUT 60)
+  if(NOT T_BATCHED)
+    gtest_discover_tests(${T_NAME} PROPERTIES ${props} DISCOVERY_TIMEOUT 60)
+    return()
+  endif()
+  math(EXPR last "${GENREPRO_TORCH_TEST_SHARDS} - 1")
+  foreach(i RANGE ${last})
+    math(EXPR shown "${i} + 1")
+    set(test ${T_NAME}.shard${shown}of${GENREPRO_TORCH_TEST_SHARDS})
+    add_test(NAME ${test} COMMAND ${T_NAME} --gtest_brief=1)
+    set_tests_properties(${test} PROPERTIES ${props} TIMEOUT 300
+      ENVIRONMENT "GTEST_TOTAL_SHARDS=${GENREPRO_TORCH_TEST_SHARDS};GTEST_SHARD_INDEX=${i}")
+  endforeach()
 endfunction()
 
 # genrepro_cli_test(NAME <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>] [ONE_LINE_STDERR]

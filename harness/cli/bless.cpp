@@ -1,20 +1,17 @@
 // genrepro bless EVIDENCE --into DIR: the only way a golden changes. Shows what would change,
 // asks on a terminal, needs --yes otherwise, and writes one file per experiment atomically.
-#include <iostream>
 #include <memory>
 #include <string>
 
-#include <unistd.h>
-
 #include "cli/verbs.hpp"
-#include "core/errors.hpp"
-#include "core/golden_bless.hpp"
+#include "util/errors.hpp"
+#include "evidence/golden_bless.hpp"
 
 namespace genrepro::cli {
 
 namespace {
 
-struct BlessArgs {
+struct BlessOptions {
   std::string evidence;
   std::string into;
   bool yes = false;
@@ -23,41 +20,41 @@ struct BlessArgs {
 constexpr int kExitBlessed = 0;
 constexpr int kExitNotConfirmed = 1;  // the golden still differs from the evidence
 
-bool confirmed_on_terminal(std::size_t files, const std::string& dir) {
-  std::cout << "Write " << files << " golden file(s) into " << dir << "? [y/N] " << std::flush;
+bool confirmed_on_terminal(std::size_t files, const std::string& dir, Console& io) {
+  io.out << "Write " << files << " golden file(s) into " << dir << "? [y/N] " << std::flush;
   std::string answer;
-  if (!std::getline(std::cin, answer)) return false;
+  if (!std::getline(io.in, answer)) return false;
   return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-int run_bless(const BlessArgs& a) {
+int run_bless(const BlessOptions& a, Console& io) {
   const EvidenceFile evidence = load_evidence_json(a.evidence);
   const std::vector<GoldenFilePlan> plans = plan_bless(evidence, a.into);
-  std::cout << format_bless_preview(plans);
+  io.out << format_bless_preview(plans);
   std::size_t changing = 0;
   for (const GoldenFilePlan& p : plans) changing += p.changes ? 1 : 0;
   if (changing == 0) {
-    std::cout << "bless: " << a.into << " already agrees with " << a.evidence << "; nothing written\n";
+    io.out << "bless: " << a.into << " already agrees with " << a.evidence << "; nothing written\n";
     return kExitBlessed;
   }
   if (!a.yes) {
-    if (!::isatty(STDIN_FILENO))
+    if (!io.in_is_terminal)
       throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to write " +
                        std::to_string(changing) + " golden file(s) into " + a.into);
-    if (!confirmed_on_terminal(changing, a.into)) {
-      std::cout << "bless: not confirmed; nothing written\n";
+    if (!confirmed_on_terminal(changing, a.into, io)) {
+      io.out << "bless: not confirmed; nothing written\n";
       return kExitNotConfirmed;
     }
   }
   const std::size_t written = write_golden(plans);
-  std::cout << "bless: wrote " << written << " golden file(s) into " << a.into << "\n";
+  io.out << "bless: wrote " << written << " golden file(s) into " << a.into << "\n";
   return kExitBlessed;
 }
 
 }  // namespace
 
-void setup_bless(CLI::App& app, int& exit_code) {
-  auto a = std::make_shared<BlessArgs>();
+void setup_bless(CLI::App& app, VerbContext& ctx) {
+  auto a = std::make_shared<BlessOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bless",
       "Make EVIDENCE the golden: one file per experiment, DIR/<experiment>.json, volatile fields\n"
@@ -67,7 +64,7 @@ void setup_bless(CLI::App& app, int& exit_code) {
   cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->required();
   cmd->add_option("--into", a->into, "Golden directory (e.g. golden/fixture); created if missing")->required();
   cmd->add_flag("--yes", a->yes, "Write without asking (required when stdin is not a terminal, e.g. in CI)");
-  cmd->callback([a, &exit_code] { exit_code = run_bless(*a); });
+  cmd->callback([a, &ctx] { ctx.exit_code = run_bless(*a, ctx.io); });
 }
 
 }  // namespace genrepro::cli

@@ -1,16 +1,15 @@
 // genrepro check-article FACTS EVIDENCE: does this evidence reproduce what the article published?
-#include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "core/article_check.hpp"
+#include "evidence/article_check.hpp"
 
 namespace genrepro::cli {
 
 namespace {
 
-struct CheckArticleArgs {
+struct CheckArticleOptions {
   std::string facts;     // golden/article/article-facts.json
   std::string evidence;  // from genrepro run experiments/article/*.json --model <GPT-2 dir>
 };
@@ -18,18 +17,18 @@ struct CheckArticleArgs {
 constexpr int kExitReproduced = 0;
 constexpr int kExitMismatch = 1;
 
-int run_check_article(const CheckArticleArgs& a) {
+int run_check_article(const CheckArticleOptions& a, Console& io) {
   const EvidenceJson facts = load_article_facts(a.facts);
   const EvidenceFile evidence = load_evidence_json(a.evidence);
   const ArticleCheck check = check_article(facts, a.facts, evidence);
-  std::cout << format_article_check(check);
+  io.out << format_article_check(check);
   return check.passed() ? kExitReproduced : kExitMismatch;
 }
 
 }  // namespace
 
-void setup_check_article(CLI::App& app, int& exit_code) {
-  auto a = std::make_shared<CheckArticleArgs>();
+void setup_check_article(CLI::App& app, VerbContext& ctx) {
+  auto a = std::make_shared<CheckArticleOptions>();
   CLI::App* cmd = app.add_subcommand(
       "check-article",
       "Check evidence against the article's published facts (golden/article/article-facts.json):\n"
@@ -39,7 +38,7 @@ void setup_check_article(CLI::App& app, int& exit_code) {
       "Exit: 0 every counted fact matches, 1 a mismatch or a missing run, 2 bad input.");
   cmd->add_option("FACTS", a->facts, "golden/article/article-facts.json")->required();
   cmd->add_option("EVIDENCE", a->evidence, "Evidence from 'genrepro run experiments/article/*.json --model DIR'")->required();
-  cmd->callback([a, &exit_code] { exit_code = run_check_article(*a); });
+  cmd->callback([a, &ctx] { ctx.exit_code = run_check_article(*a, ctx.io); });
 }
 
 }  // namespace genrepro::cli

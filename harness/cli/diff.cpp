@@ -1,40 +1,36 @@
 // genrepro diff GOLDEN EVIDENCE: do the new runs agree with the golden ones, and if not, why?
-#include <iostream>
 #include <memory>
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "core/evidence_diff.hpp"
+#include "evidence/evidence_diff.hpp"
 
 namespace genrepro::cli {
 
 namespace {
 
-struct DiffArgs {
+struct DiffOptions {
   std::string golden;    // an evidence file or a directory of them
   std::string evidence;  // the new evidence
   bool json = false;
   double prob_tolerance = kDefaultProbTolerance;
 };
 
-constexpr int kExitAgree = 0;
-constexpr int kExitDiffer = 1;
-
-int run_diff(const DiffArgs& a) {
+int run_diff(const DiffOptions& a, Console& io) {
   const std::vector<EvidenceFile> golden = load_golden(a.golden);
   const EvidenceFile current = load_evidence_json(a.evidence);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
   if (a.json)
-    std::cout << diff_to_json(d).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
+    io.out << diff_to_json(d).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
   else
-    std::cout << format_diff_text(d);
-  return d.agree() ? kExitAgree : kExitDiffer;
+    io.out << format_diff_text(d);
+  return d.agree() ? kExitOk : kExitDiffer;
 }
 
 }  // namespace
 
-void setup_diff(CLI::App& app, int& exit_code) {
-  auto a = std::make_shared<DiffArgs>();
+void setup_diff(CLI::App& app, VerbContext& ctx) {
+  auto a = std::make_shared<DiffOptions>();
   CLI::App* cmd = app.add_subcommand(
       "diff",
       "Compare new evidence with golden evidence, run by run (matched by id). Token ids, text, stop\n"
@@ -49,7 +45,7 @@ void setup_diff(CLI::App& app, int& exit_code) {
   cmd->add_option("--prob-tolerance", a->prob_tolerance,
                   "Absolute tolerance for every compared probability (docs/diff.md says why the default)")
       ->capture_default_str();
-  cmd->callback([a, &exit_code] { exit_code = run_diff(*a); });
+  cmd->callback([a, &ctx] { ctx.exit_code = run_diff(*a, ctx.io); });
 }
 
 }  // namespace genrepro::cli

@@ -1,23 +1,28 @@
 // genrepro env: the environment block of evidence.json, alone, as `genrepro run` records it.
-#include <iostream>
 #include <memory>
 
 #include "cli/verbs.hpp"
-#include "core/evidence.hpp"
-#include "engine/run_environment.hpp"
+#include "evidence/environment.hpp"
+#include "evidence/evidence.hpp"
 
 namespace genrepro::cli {
 
-void setup_env(CLI::App& app, int& exit_code) {
+void setup_env(CLI::App& app, VerbContext& ctx) {
+  auto no_engine = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand(
       "env",
       "Print the environment block that genrepro run records (libtorch, the BLAS library actually\n"
       "loaded, CPU capability, threads, CPU, compiler, OS, numerics variables) as JSON.");
-  cmd->callback([&exit_code] {
-    // The same thread settings a run uses, so the block printed is the block recorded.
-    prepare_runtime_for_runs();
-    std::cout << environment_to_json(collect_environment(1)).dump(2) << "\n";
-    exit_code = 0;
+  cmd->add_flag("--no-engine", *no_engine,
+                "Without loading libtorch: what the process alone shows (CPU, OS, compiler, variables);\n"
+                "libtorch's fields stay empty and no BLAS is loaded");
+  cmd->callback([no_engine, &ctx] {
+    if (*no_engine) {
+      ctx.io.out << environment_to_json(probe_process_environment()).dump(2) << "\n";
+      ctx.exit_code = kExitOk;
+      return;
+    }
+    ctx.exit_code = ctx.engine.env(ctx.io);
   });
 }
 

@@ -1,12 +1,11 @@
 // genrepro fixture: writes a fixture model (HF layout, real GPT-2 tokenizer, deterministic weights).
 #include <filesystem>
-#include <iostream>
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "core/errors.hpp"
-#include "core/fixture_model.hpp"
-#include "core/model_files.hpp"
+#include "util/errors.hpp"
+#include "model/fixture_model.hpp"
+#include "model/model_files.hpp"
 
 namespace genrepro::cli {
 
@@ -24,7 +23,7 @@ bool is_nonempty_dir(const std::string& path) {
   return std::filesystem::is_directory(path, ec) && !std::filesystem::is_empty(path, ec);
 }
 
-void run_fixture(const FixtureOptions& o) {
+void run_fixture(const FixtureOptions& o, Console& io) {
   const FixturePreset preset = parse_fixture_preset(o.preset);
   std::error_code ec;
   if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
@@ -36,14 +35,14 @@ void run_fixture(const FixtureOptions& o) {
   // The big preset takes a while (~500 MB of weights); say what it is doing.
   const bool verbose = preset == FixturePreset::gpt2_124m_shape;
   write_fixture_model(o.out, preset, tokenizer_dir, [&](const std::string& step) {
-    if (verbose) std::cerr << "fixture: " << step << "\n";
+    if (verbose) io.err << "fixture: " << step << "\n";
   });
-  std::cout << "wrote fixture model '" << to_string(preset) << "' to " << o.out << "\n";
+  io.out << "wrote fixture model '" << to_string(preset) << "' to " << o.out << "\n";
 }
 
 }  // namespace
 
-void setup_fixture(CLI::App& app, int& exit_code) {
+void setup_fixture(CLI::App& app, VerbContext& ctx) {
   auto o = std::make_shared<FixtureOptions>();
   CLI::App* cmd = app.add_subcommand(
       "fixture",
@@ -59,9 +58,9 @@ void setup_fixture(CLI::App& app, int& exit_code) {
                   "Where GPT-2's vocab.json/merges.txt (or encoder.json/vocab.bpe) are copied from\n"
                   "[default: $GENREPRO_TOKENIZER_DIR or the files scripts/setup.sh installed]");
   cmd->add_flag("--force", o->force, "Overwrite the model files in a non-empty --out directory");
-  cmd->callback([o, &exit_code] {
-    run_fixture(*o);
-    exit_code = 0;
+  cmd->callback([o, &ctx] {
+    run_fixture(*o, ctx.io);
+    ctx.exit_code = 0;
   });
 }
 

@@ -1,22 +1,13 @@
 // genrepro generate: one generation run from the command line, greedy or sampled, printing the
 // prompt and its continuation (or, with --ids, the new token ids as a JSON array).
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "cli/verbs.hpp"
-#include "core/errors.hpp"
-#include "core/model_files.hpp"
-#include "core/sampling_params.hpp"
-#include "core/tokenizer.hpp"
-#include "engine/generation_loop.hpp"
-#include "engine/gpt2_model.hpp"
-#include "engine/logits_source.hpp"
-#include "engine/torch_runtime.hpp"
+#include "util/errors.hpp"
+#include "spec/sampling_params.hpp"
 
 namespace genrepro::cli {
 
@@ -86,44 +77,9 @@ RunParams run_params_from(const GenerateOptions& o) {
   return p;
 }
 
-void run_generate(const GenerateOptions& o) {
-  const RunParams params = run_params_from(o);
-  set_torch_threads(o.threads);
-
-  ModelResolveOptions where;
-  if (!o.model.empty()) where.flag = o.model;
-  where.tokenizer_dir = default_tokenizer_dir();
-  where.cache_dir = default_cache_dir();
-  const ModelFiles files = resolve_model(where);
-
-  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
-  const std::vector<int64_t> prompt_ids = tokenizer.encode(o.prompt);
-  if (prompt_ids.empty())
-    throw UsageError("--prompt is empty; allowed: text that encodes to at least 1 token");
-
-  const Gpt2Model model = Gpt2Model::load(files);
-  // Said once the files have loaded: a broken model's error (which names the file) stays the
-  // only line on stderr.
-  std::cerr << files.source_note << "\n";
-  const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
-  const auto token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
-  const GenerationResult result =
-      run_generation(*source, prompt_ids, params, model.config().eos_token_id, token_text);
-
-  if (o.ids) {
-    std::cout << nlohmann::json(result.output_ids).dump() << "\n";
-  } else {
-    std::vector<int64_t> all = result.prompt_ids;
-    all.insert(all.end(), result.output_ids.begin(), result.output_ids.end());
-    std::cout << tokenizer.decode_for_display(all) << "\n";
-  }
-  std::cerr << "stop: " << to_string(result.stop_reason) << " after " << result.stop_step << " new tokens ("
-            << to_string(params.sampling.mode) << ", " << (params.use_cache ? "kv cache" : "recompute") << ")\n";
-}
-
 }  // namespace
 
-void setup_generate(CLI::App& app, int& exit_code) {
+void setup_generate(CLI::App& app, VerbContext& ctx) {
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "generate",
@@ -154,9 +110,14 @@ void setup_generate(CLI::App& app, int& exit_code) {
   cmd->add_option("--rng", o->rng,
                   "torch (torch::multinomial, the article's draw) | portable (the same race over std::mt19937) "
                   "[default torch]");
-  cmd->callback([o, &exit_code] {
-    run_generate(*o);
-    exit_code = 0;
+  cmd->callback([o, &ctx] {
+    GenerateRequest request;
+    request.params = run_params_from(*o);
+    if (!o->model.empty()) request.model = o->model;
+    request.prompt = o->prompt;
+    request.threads = o->threads;
+    request.ids = o->ids;
+    ctx.exit_code = ctx.engine.generate(request, ctx.io);
   });
 }
 

@@ -1,12 +1,11 @@
 // genrepro merge: joins the evidence of --shard runs into the evidence of the unsharded run.
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/verbs.hpp"
-#include "core/evidence.hpp"
-#include "core/evidence_merge.hpp"
+#include "evidence/evidence.hpp"
+#include "evidence/evidence_merge.hpp"
 
 namespace genrepro::cli {
 
@@ -17,15 +16,15 @@ struct MergeOptions {
   std::string out;
 };
 
-void run_merge(const MergeOptions& o) {
+void run_merge(const MergeOptions& o, Console& io) {
   const Evidence merged = merge_evidence_files(o.files);
   write_evidence(o.out, merged);
-  std::cout << "wrote " << o.out << " (" << merged.runs.size() << " runs from " << o.files.size() << " files)\n";
+  io.out << "wrote " << o.out << " (" << merged.runs.size() << " runs from " << o.files.size() << " files)\n";
 }
 
 }  // namespace
 
-void setup_merge(CLI::App& app, int& exit_code) {
+void setup_merge(CLI::App& app, VerbContext& ctx) {
   auto o = std::make_shared<MergeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "merge",
@@ -34,9 +33,9 @@ void setup_merge(CLI::App& app, int& exit_code) {
       "and names any run that is missing or given twice.");
   cmd->add_option("files", o->files, "Evidence files of the shards")->required();
   cmd->add_option("--out", o->out, "Where to write the merged evidence (atomically)")->required();
-  cmd->callback([o, &exit_code] {
-    run_merge(*o);
-    exit_code = 0;
+  cmd->callback([o, &ctx] {
+    run_merge(*o, ctx.io);
+    ctx.exit_code = 0;
   });
 }
 

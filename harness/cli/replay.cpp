@@ -1,20 +1,18 @@
 // genrepro replay GOLDEN: teacher-force the golden tokens through this build and report how far
 // each golden token's log-probability drifted (docs/diff.md, "replay").
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "core/evidence_diff.hpp"
-#include "core/model_files.hpp"
-#include "engine/replay.hpp"
+#include "evidence/evidence_diff.hpp"
+#include "evidence/replay_report.hpp"
 
 namespace genrepro::cli {
 
 namespace {
 
-struct ReplayArgs {
+struct ReplayOptions {
   std::string golden;  // an evidence file or a directory of them
   std::optional<std::string> model;
   bool json = false;
@@ -24,34 +22,23 @@ struct ReplayArgs {
   bool allow_model_mismatch = false;
 };
 
-constexpr int kExitWithin = 0;
-constexpr int kExitBeyond = 1;
-
-int run_replay(const ReplayArgs& a) {
+ReplayRequest replay_request_from(const ReplayOptions& a) {
+  ReplayRequest r;
   // GOLDEN needs no model: its errors come before any model is located (or made).
-  const std::vector<EvidenceFile> golden = load_golden(a.golden);
-  ReplayOptions o;
-  o.logprob_tolerance = a.logprob_tolerance;
-  o.threads = a.threads;
-  o.forward = parse_replay_forward(a.forward);
-  o.allow_model_mismatch = a.allow_model_mismatch;
-  o.model = resolve_model({a.model, default_tokenizer_dir(), default_cache_dir()});
-  o.on_checked = [&](const std::vector<ModelMismatch>& mismatches) {
-    std::cerr << o.model.source_note << "\n";
-    for (const ModelMismatch& m : mismatches) std::cerr << "genrepro: warning: " << describe_mismatch(m) << "\n";
-  };
-  const ReplayReport report = replay_golden(golden, o);
-  if (a.json)
-    std::cout << replay_to_json(report).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
-  else
-    std::cout << format_replay_text(report);
-  return report.within() ? kExitWithin : kExitBeyond;
+  r.golden = load_golden(a.golden);
+  r.forward = parse_replay_forward(a.forward);
+  r.model = a.model;
+  r.json = a.json;
+  r.logprob_tolerance = a.logprob_tolerance;
+  r.threads = a.threads;
+  r.allow_model_mismatch = a.allow_model_mismatch;
+  return r;
 }
 
 }  // namespace
 
-void setup_replay(CLI::App& app, int& exit_code) {
-  auto a = std::make_shared<ReplayArgs>();
+void setup_replay(CLI::App& app, VerbContext& ctx) {
+  auto a = std::make_shared<ReplayOptions>();
   CLI::App* cmd = app.add_subcommand(
       "replay",
       "Teacher-force every golden run's tokens through this build (the run's own sampler chain and\n"
@@ -76,7 +63,7 @@ void setup_replay(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--allow-model-mismatch", a->allow_model_mismatch,
                 "Replay even when the golden was made with other weights (warns; the drift then says little)");
-  cmd->callback([a, &exit_code] { exit_code = run_replay(*a); });
+  cmd->callback([a, &ctx] { ctx.exit_code = ctx.engine.replay(replay_request_from(*a), ctx.io); });
 }
 
 }  // namespace genrepro::cli

@@ -1,20 +1,14 @@
 // genrepro run: experiment files in, evidence.json out (docs/experiments.md, docs/evidence-format.md).
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/verbs.hpp"
-#include "core/errors.hpp"
-#include "core/evidence_diff.hpp"
-#include "core/evidence.hpp"
-#include "core/experiment_spec.hpp"
-#include "core/model_files.hpp"
-#include "core/progress.hpp"
-#include "core/shard.hpp"
-#include "engine/runner.hpp"
+#include "util/errors.hpp"
+#include "spec/experiment_spec.hpp"
+#include "util/shard.hpp"
 
 namespace genrepro::cli {
 
@@ -31,62 +25,30 @@ struct RunOptions {
   double prob_tolerance = kDefaultProbTolerance;
 };
 
-constexpr int kExitAgree = 0;
-constexpr int kExitDiffer = 1;
-
-// The MLPerf-style determinism check: every run once with recompute (the article's
-// use_cache=False) and once with the KV cache; the tokens must not diverge. Probability drift
-// is reported but allowed: the two paths multiply matrices of different shapes.
-int check_equivalence(RunnerOptions runner, double prob_tolerance) {
-  runner.use_cache = false;
-  const Evidence recompute = run_experiments(runner);
-  runner.on_planned = nullptr;
-  runner.use_cache = true;
-  const Evidence cached = run_experiments(runner);
-  const EvidenceFile recompute_file{"recompute", evidence_to_json(recompute)};
-  const EvidenceFile cached_file{"kv-cache", evidence_to_json(cached)};
-  EvidenceDiffOptions options;
-  options.prob_tolerance = prob_tolerance;
-  const EvidenceDiff diff = diff_cache_equivalence(recompute_file, cached_file, options);
-  std::cout << format_diff_text(diff);
-  const bool equivalent = tokens_equivalent(diff);
-  std::cout << "check-equivalence: " << (equivalent ? "KV cache and recompute pick the same tokens"
-                                                     : "KV cache and recompute DIVERGE")
-            << "\n";
-  return equivalent ? kExitAgree : kExitDiffer;
-}
-
-int run_run(const RunOptions& o) {
+// Everything that needs no model is checked here, before the engine (and libtorch) loads:
+// --out, the shard, and every experiment file (so their errors come before any model is
+// located or made, and stay the only line on stderr).
+RunRequest run_request_from(const RunOptions& o) {
   // Found out now, not after the last run: a directory can never be replaced by the evidence.
   std::error_code ec;
   if (std::filesystem::is_directory(o.out, ec))
     throw UsageError("--out " + o.out + ": is a directory; give a file path such as " + o.out + "/evidence.json");
-  RunnerOptions runner;
-  runner.experiment_paths = o.experiments;
-  runner.shard = parse_shard(o.shard);
-  runner.threads = o.threads;
-  runner.top_candidates = o.top_candidates;
-  // Experiment files need no model: check them first, so their errors come before any model is
-  // located (or made) and stay the only line on stderr.
-  load_experiments(o.experiments);
-  runner.model = resolve_model({o.model, default_tokenizer_dir(), default_cache_dir()});
-  runner.progress = progress_wanted() ? &std::cerr : nullptr;
-  runner.on_planned = [&](const RunPlan& plan) {
-    std::cerr << runner.model.source_note << "\n";
-    std::cerr << "running " << plan.selected.size() << " of " << plan.runs.size() << " runs";
-    if (runner.shard.count > 1) std::cerr << " (shard " << o.shard << ")";
-    std::cerr << " on " << o.threads << (o.threads == 1 ? " thread" : " threads") << "\n";
-  };
-  if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance);
-  const Evidence evidence = run_experiments(runner);
-  write_evidence(o.out, evidence);
-  std::cout << "wrote " << o.out << " (" << evidence.runs.size() << " runs)\n";
-  return kExitAgree;
+  RunRequest r;
+  r.shard = parse_shard(o.shard);
+  r.shard_text = o.shard;
+  r.experiments = load_experiments(o.experiments);
+  r.model = o.model;
+  r.out = o.out;
+  r.threads = o.threads;
+  r.top_candidates = o.top_candidates;
+  r.check_equivalence = o.check_equivalence;
+  r.prob_tolerance = o.prob_tolerance;
+  return r;
 }
 
 }  // namespace
 
-void setup_run(CLI::App& app, int& exit_code) {
+void setup_run(CLI::App& app, VerbContext& ctx) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
       "run",
@@ -112,7 +74,7 @@ void setup_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--prob-tolerance", o->prob_tolerance,
                   "With --check-equivalence: probability drift reported beyond this (docs/diff.md)")
       ->capture_default_str();
-  cmd->callback([o, &exit_code] { exit_code = run_run(*o); });
+  cmd->callback([o, &ctx] { ctx.exit_code = ctx.engine.run(run_request_from(*o), ctx.io); });
 }
 
 }  // namespace genrepro::cli

@@ -1,15 +1,14 @@
 // genrepro tokenize: GPT-2's token ids for a text, or the text for token ids.
 #include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <optional>
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "core/errors.hpp"
-#include "core/model_files.hpp"
-#include "core/token_lines.hpp"
-#include "core/tokenizer.hpp"
+#include "util/errors.hpp"
+#include "model/model_files.hpp"
+#include "tokenizer/token_lines.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace genrepro::cli {
 
@@ -24,24 +23,24 @@ struct TokenizeOptions {
 
 // Where the tokenizer files are: --model DIR names a directory holding them (a model directory,
 // or just GPT-2's vocab.json/merges.txt or encoder.json/vocab.bpe); without it, the model every
-// other verb would use (core/model_files.hpp's resolve_model), so `tokenize` and `run` agree.
-Gpt2Tokenizer load_tokenizer(const std::optional<std::string>& model_flag) {
+// other verb would use (harness/model/model_files.hpp's resolve_model), so `tokenize` and `run` agree.
+Gpt2Tokenizer load_tokenizer(const std::optional<std::string>& model_flag, Console& io) {
   if (model_flag) return Gpt2Tokenizer::from_directory(*model_flag);
   const ModelFiles files = resolve_model({std::nullopt, default_tokenizer_dir(), default_cache_dir()});
-  std::cerr << files.source_note << "\n";
+  io.err << files.source_note << "\n";
   return Gpt2Tokenizer::from_files(files.vocab, files.merges);
 }
 
-void run_tokenize(const TokenizeOptions& o) {
+void run_tokenize(const TokenizeOptions& o, Console& io) {
   if (o.text.has_value() == o.input.has_value()) {
     throw UsageError(o.text ? "pass TEXT or --input FILE, not both" : "pass TEXT or --input FILE (see 'genrepro tokenize --help')");
   }
-  const Gpt2Tokenizer tokenizer = load_tokenizer(o.model);
+  const Gpt2Tokenizer tokenizer = load_tokenizer(o.model, io);
   if (o.text) {
     if (o.decode) {
-      std::cout << tokenizer.decode(parse_id_array(*o.text, "--decode TEXT")) << '\n';
+      io.out << tokenizer.decode(parse_id_array(*o.text, "--decode TEXT")) << '\n';
     } else {
-      std::cout << ids_to_json(tokenizer.encode(*o.text)) << '\n';
+      io.out << ids_to_json(tokenizer.encode(*o.text)) << '\n';
     }
     return;
   }
@@ -50,18 +49,18 @@ void run_tokenize(const TokenizeOptions& o) {
     file.open(*o.input, std::ios::binary);
     if (!file.is_open()) throw UsageError("--input '" + *o.input + "' cannot be opened; pass an existing JSON-lines file");
   }
-  std::istream& in = *o.input == "-" ? std::cin : file;
+  std::istream& in = *o.input == "-" ? io.in : file;
   const std::string name = *o.input == "-" ? "<stdin>" : *o.input;
   if (o.decode) {
-    decode_json_lines(tokenizer, in, name, std::cout);
+    decode_json_lines(tokenizer, in, name, io.out);
   } else {
-    encode_json_lines(tokenizer, in, name, std::cout);
+    encode_json_lines(tokenizer, in, name, io.out);
   }
 }
 
 }  // namespace
 
-void setup_tokenize(CLI::App& app, int& exit_code) {
+void setup_tokenize(CLI::App& app, VerbContext& ctx) {
   auto o = std::make_shared<TokenizeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "tokenize",
@@ -84,9 +83,9 @@ void setup_tokenize(CLI::App& app, int& exit_code) {
                   "a JSON array of ids per line; output is one line per input line, in order")
       ->type_name("FILE");
   cmd->add_flag("--decode", o->decode, "Go from ids to text");
-  cmd->callback([o, &exit_code] {
-    run_tokenize(*o);
-    exit_code = 0;
+  cmd->callback([o, &ctx] {
+    run_tokenize(*o, ctx.io);
+    ctx.exit_code = 0;
   });
 }
 

@@ -1,21 +1,94 @@
 #pragma once
-// One file per verb (harness/cli/<verb>.cpp). Each declares its flags in setup_<verb>, and its
-// callback calls only the library and stores the process exit code in `exit_code`:
-// 0 success / agree, 1 differ (diff, replay, --check-equivalence), 2 bad input.
+// One file per verb (harness/cli/<verb>.cpp). Each declares its flags in setup_<verb> and checks
+// every value there, before anything runs. Verbs that need no model run right here, without
+// libtorch. Verbs that run the model (generate, run, replay, env) turn their flags into a typed,
+// validated request and hand it to EngineVerbs, which lives in libtorch's layer
+// (harness/cli/engine/) and is loaded only when one of them is called.
+//
+// Exit codes: 0 success / agree, 1 differ (diff, replay, check-article, --check-equivalence),
+// 2 bad input, 3 internal error.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
+
+#include "cli/console.hpp"
+#include "evidence/evidence_diff.hpp"
+#include "evidence/replay_report.hpp"
+#include "spec/experiment_spec.hpp"
+#include "spec/run_params.hpp"
+#include "util/shard.hpp"
 
 namespace genrepro::cli {
 
-void setup_fixture(CLI::App& app, int& exit_code);
-void setup_generate(CLI::App& app, int& exit_code);
-void setup_tokenize(CLI::App& app, int& exit_code);
-void setup_run(CLI::App& app, int& exit_code);
-void setup_merge(CLI::App& app, int& exit_code);
-void setup_env(CLI::App& app, int& exit_code);
-void setup_diff(CLI::App& app, int& exit_code);
-void setup_bless(CLI::App& app, int& exit_code);
-void setup_check_article(CLI::App& app, int& exit_code);
-void setup_report(CLI::App& app, int& exit_code);
-void setup_replay(CLI::App& app, int& exit_code);
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitDiffer = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;
+
+// `genrepro generate`: flags checked and turned into RunParams.
+struct GenerateRequest {
+  std::optional<std::string> model;  // --model DIR; empty: resolve_model's search order
+  std::string prompt;
+  RunParams params;
+  int threads = 1;
+  bool ids = false;  // print the new ids as a JSON array instead of the text
+};
+
+// `genrepro run`: every experiment file parsed and checked, the shard and --out checked.
+struct RunRequest {
+  std::vector<ExperimentSpec> experiments;
+  std::optional<std::string> model;
+  std::string out;
+  int threads = 1;
+  Shard shard;
+  std::string shard_text;  // as given, for messages
+  std::optional<int64_t> top_candidates;
+  bool check_equivalence = false;
+  double prob_tolerance = kDefaultProbTolerance;
+};
+
+// `genrepro replay`: GOLDEN read and checked as evidence.
+struct ReplayRequest {
+  std::vector<EvidenceFile> golden;
+  std::optional<std::string> model;
+  bool json = false;
+  double logprob_tolerance = kDefaultLogProbTolerance;
+  int threads = 1;
+  ReplayForward forward = ReplayForward::as_run;
+  bool allow_model_mismatch = false;
+};
+
+// The verbs that need libtorch. Each returns the process exit code; errors are thrown as the
+// library's typed errors (genrepro::Error and below), which run_cli turns into exit 2.
+class EngineVerbs {
+ public:
+  virtual ~EngineVerbs() = default;
+  virtual int generate(const GenerateRequest& request, Console& io) = 0;
+  virtual int run(const RunRequest& request, Console& io) = 0;
+  virtual int replay(const ReplayRequest& request, Console& io) = 0;
+  virtual int env(Console& io) = 0;  // the environment block with libtorch's part
+};
+
+// What every verb's callback reaches: where to write, the engine, and where to leave its exit code.
+struct VerbContext {
+  Console& io;
+  EngineVerbs& engine;
+  int exit_code = kExitOk;
+};
+
+void setup_generate(CLI::App& app, VerbContext& ctx);
+void setup_tokenize(CLI::App& app, VerbContext& ctx);
+void setup_run(CLI::App& app, VerbContext& ctx);
+void setup_diff(CLI::App& app, VerbContext& ctx);
+void setup_bless(CLI::App& app, VerbContext& ctx);
+void setup_replay(CLI::App& app, VerbContext& ctx);
+void setup_report(CLI::App& app, VerbContext& ctx);
+void setup_check_article(CLI::App& app, VerbContext& ctx);
+void setup_merge(CLI::App& app, VerbContext& ctx);
+void setup_env(CLI::App& app, VerbContext& ctx);
+void setup_fixture(CLI::App& app, VerbContext& ctx);
 
 }  // namespace genrepro::cli

@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "core/errors.hpp"
-#include "core/sampling_params.hpp"
+#include "util/errors.hpp"
+#include "spec/sampling_params.hpp"
 #include "engine/samplers.hpp"
 #include "engine/step_evidence.hpp"
 #include "engine/token_picker.hpp"

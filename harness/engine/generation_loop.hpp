@@ -5,7 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/records.hpp"
+#include "evidence/run_record.hpp"
+#include "spec/run_params.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/samplers.hpp"
 

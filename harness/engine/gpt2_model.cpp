@@ -10,9 +10,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/errors.hpp"
-#include "core/gpt2_tensors.hpp"
-#include "core/safetensors.hpp"
+#include "util/errors.hpp"
+#include "model/gpt2_tensors.hpp"
+#include "model/safetensors.hpp"
 
 namespace genrepro {
 

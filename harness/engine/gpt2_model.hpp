@@ -7,8 +7,8 @@
 
 #include <torch/torch.h>
 
-#include "core/model_config.hpp"
-#include "core/model_files.hpp"
+#include "model/model_config.hpp"
+#include "model/model_files.hpp"
 
 namespace genrepro {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The environment block of evidence.json: what core reads from the process (BLAS, CPU, OS,
 // variables) joined with what only libtorch can say (version, build, CPU capability, threads).
-#include "core/environment.hpp"
+#include "evidence/environment.hpp"
 
 namespace genrepro {
 

@@ -4,10 +4,10 @@
 #include <iostream>
 
 #include "build_info.hpp"
-#include "core/errors.hpp"
-#include "core/index_pool.hpp"
-#include "core/progress.hpp"
-#include "core/sha256.hpp"
+#include "util/errors.hpp"
+#include "util/index_pool.hpp"
+#include "util/progress.hpp"
+#include "util/sha256.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
@@ -21,7 +21,7 @@ namespace {
 constexpr int kMaxRunThreads = 256;
 
 std::vector<ExperimentSpec> load_with_override(const RunnerOptions& o) {
-  std::vector<ExperimentSpec> specs = load_experiments(o.experiment_paths);
+  std::vector<ExperimentSpec> specs = o.experiments;
   if (!o.top_candidates) return specs;
   if (*o.top_candidates < 0)
     throw UsageError("--top-candidates " + std::to_string(*o.top_candidates) + ": allowed: an integer >= 0");

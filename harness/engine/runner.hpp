@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "core/evidence.hpp"
-#include "core/experiment_spec.hpp"
-#include "core/model_config.hpp"
-#include "core/model_files.hpp"
-#include "core/shard.hpp"
-#include "core/tokenizer.hpp"
+#include "evidence/evidence.hpp"
+#include "spec/experiment_spec.hpp"
+#include "model/model_config.hpp"
+#include "model/model_files.hpp"
+#include "util/shard.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace genrepro {
 
 struct RunnerOptions {
-  std::vector<std::string> experiment_paths;
+  std::vector<ExperimentSpec> experiments;  // parsed and checked (load_experiments)
   ModelFiles model;
   int threads = 1;                        // runs executed at once
   Shard shard;                            // 1/1 = everything
@@ -42,7 +42,7 @@ struct RunPlan {
   std::vector<int64_t> selected;                  // indices of the runs this shard executes
 };
 
-// Loads the experiments (applying the top_candidates override to their recorded spec), encodes
+// Applies the top_candidates override to the experiments' recorded spec, encodes
 // the prompts, and checks every run against the model's context and vocabulary. Throws
 // SpecError / UsageError naming the experiment file and JSON path.
 RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer);

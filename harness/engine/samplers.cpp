@@ -2,7 +2,7 @@
 
 #include <limits>
 
-#include "core/errors.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro {
 

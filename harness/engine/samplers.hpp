@@ -12,7 +12,7 @@
 
 #include <torch/torch.h>
 
-#include "core/records.hpp"
+#include "spec/run_params.hpp"
 
 namespace genrepro {
 

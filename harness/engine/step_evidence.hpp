@@ -1,12 +1,13 @@
 #pragma once
-// What one step leaves as evidence (core/records.hpp StepRecord): the chosen token, its
+// What one step leaves as evidence (evidence/run_record.hpp StepRecord): the chosen token, its
 // probabilities, the kept-set size, the top-N candidates, the rest mass, the margins, the entropy.
 #include <cstdint>
 #include <optional>
 
 #include <torch/torch.h>
 
-#include "core/records.hpp"
+#include "evidence/run_record.hpp"
+#include "spec/run_params.hpp"
 #include "engine/generation_loop.hpp"
 
 namespace genrepro {

@@ -2,7 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "core/errors.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro {
 

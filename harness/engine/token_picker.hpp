@@ -6,8 +6,8 @@
 
 #include <torch/torch.h>
 
-#include "core/portable_rng.hpp"
-#include "core/records.hpp"
+#include "spec/portable_rng.hpp"
+#include "spec/run_params.hpp"
 
 namespace genrepro {
 
@@ -29,7 +29,7 @@ class TorchMultinomialPicker : public TokenPicker {
   at::Generator generator_;
 };
 
-// rng "portable": the same exponential race over std::mt19937 (core/portable_rng.hpp).
+// rng "portable": the same exponential race over std::mt19937 (harness/spec/portable_rng.hpp).
 class PortablePicker : public TokenPicker {
  public:
   explicit PortablePicker(uint64_t seed) : race_(seed) {}

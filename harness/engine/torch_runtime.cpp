@@ -4,7 +4,7 @@
 #include <ATen/Version.h>
 #include <torch/torch.h>
 
-#include "core/errors.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro {
 

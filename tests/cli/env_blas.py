@@ -24,9 +24,11 @@ def env_block(binary, extra_env=None):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
+    # genrepro links no BLAS itself: the engine library it opens does (ldd that one).
+    ap.add_argument("--engine-library", required=True)
     a = ap.parse_args()
     failures = []
-    ldd = subprocess.run(["ldd", a.binary], capture_output=True, text=True).stdout
+    ldd = subprocess.run(["ldd", a.engine_library], capture_output=True, text=True).stdout
     m = re.search(r"^\s*libblas\.so\.3 => (\S+)", ldd, re.M)
     default = env_block(a.binary)
     if not m or default["blas"]["resolved"] != os.path.realpath(m.group(1)):

@@ -5,7 +5,7 @@ file(WRITE "${_mf_data}/nonempty/keep.txt" "a file the fixture command must not 
 file(WRITE "${_mf_data}/a-file" "not a directory\n")
 
 # The pinned sha256 of the tiny fixture's model.safetensors (also in
-# tests/unit/core/fixture_model_test.cpp and docs/fixture-models.md).
+# tests/unit/model/fixture_model_test.cpp and docs/fixture-models.md).
 set(GENREPRO_TINY_WEIGHTS_SHA256 "5801a72533d818a5a1e7ec7078031493337e08f8338f5ccd6e3ae34bde38221f")
 
 genrepro_cli_test(NAME fixture.help EXIT 0

@@ -75,6 +75,8 @@ def loader_blas(binary):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
+    # genrepro links no BLAS itself: the engine library it opens does (ldd that one).
+    ap.add_argument("--engine-library", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--source-dir", required=True)
     a = ap.parse_args()
@@ -120,7 +122,7 @@ def main() -> int:
 
         # BLAS: what the loader resolves libblas.so.3 to for this binary.
         blas = first["environment"]["blas"]
-        expected_blas = loader_blas(a.binary)
+        expected_blas = loader_blas(a.engine_library)
         if expected_blas is None or blas["resolved"] != expected_blas:
             failures.append(f"blas.resolved is {blas['resolved']}, the loader maps {expected_blas}")
         if expected_blas not in blas["loaded"]:

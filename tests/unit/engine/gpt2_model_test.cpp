@@ -17,10 +17,10 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "core/errors.hpp"
-#include "core/model_config.hpp"
-#include "core/model_files.hpp"
-#include "core/safetensors.hpp"
+#include "util/errors.hpp"
+#include "model/model_config.hpp"
+#include "model/model_files.hpp"
+#include "model/safetensors.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/torch_runtime.hpp"

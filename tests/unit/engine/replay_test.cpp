@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "core/errors.hpp"
-#include "core/evidence.hpp"
+#include "util/errors.hpp"
+#include "evidence/evidence.hpp"
 #include "engine/runner.hpp"
 
 namespace genrepro {
@@ -47,7 +47,7 @@ class Replay : public ::testing::Test {
     const std::string experiment = (*dir_ / "replay.json").string();
     std::ofstream(experiment) << kExperiment;
     RunnerOptions o;
-    o.experiment_paths = {experiment};
+    o.experiments = load_experiments({experiment});
     o.model = model();
     golden_path_ = new std::string((*dir_ / "golden.json").string());
     write_evidence(*golden_path_, run_experiments(o));

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "core/errors.hpp"
-#include "core/model_files.hpp"
-#include "core/sha256.hpp"
+#include "util/errors.hpp"
+#include "model/model_files.hpp"
+#include "util/sha256.hpp"
 #include "engine/run_environment.hpp"
 
 namespace genrepro {
@@ -46,7 +46,7 @@ constexpr const char* kSmallGrid = R"({
 
 TEST_F(Runner, EvidenceDoesNotDependOnThreads) {
   RunnerOptions o;
-  o.experiment_paths = {write("small.json", kSmallGrid)};
+  o.experiments = load_experiments({write("small.json", kSmallGrid)});
   o.model = model_;
   o.threads = 1;
   const nlohmann::json one = strip_volatile(nlohmann::json(evidence_to_json(run_experiments(o))));
@@ -62,7 +62,7 @@ TEST_F(Runner, EvidenceDoesNotDependOnThreads) {
 
 TEST_F(Runner, ShardsPartitionTheRuns) {
   RunnerOptions o;
-  o.experiment_paths = {write("small.json", kSmallGrid)};
+  o.experiments = load_experiments({write("small.json", kSmallGrid)});
   o.model = model_;
   std::set<std::string> ids;
   size_t total = 0;
@@ -89,9 +89,9 @@ TEST_F(Runner, ModelFilesAreHashedFromDisk) {
 
 TEST_F(Runner, BeyondContextIsRefusedBeforeAnythingRuns) {
   RunnerOptions o;
-  o.experiment_paths = {write("long.json",
+  o.experiments = load_experiments({write("long.json",
                               R"({"name": "long", "prompts": ["the river bank was"], "max_new_tokens": [5, 125],
-                                  "runs": [{"mode": "greedy"}]})")};
+                                  "runs": [{"mode": "greedy"}]})")});
   o.model = model_;
   bool planned = false;
   o.on_planned = [&](const RunPlan&) { planned = true; };
@@ -99,7 +99,7 @@ TEST_F(Runner, BeyondContextIsRefusedBeforeAnythingRuns) {
     run_experiments(o);
     FAIL();
   } catch (const SpecError& e) {
-    EXPECT_EQ(std::string(e.what()), o.experiment_paths[0] +
+    EXPECT_EQ(std::string(e.what()), o.experiments[0].path +
                                          ": max_new_tokens[1] = 125 is not allowed; allowed: at most 124 for prompts[0] "
                                          "(4 tokens) with this model's context of 128 tokens (n_positions in config.json)");
   }
@@ -108,13 +108,13 @@ TEST_F(Runner, BeyondContextIsRefusedBeforeAnythingRuns) {
 
 TEST_F(Runner, TopCandidatesOverrideIsRecordedInTheSpec) {
   RunnerOptions o;
-  o.experiment_paths = {write("small.json", kSmallGrid)};
+  o.experiments = load_experiments({write("small.json", kSmallGrid)});
   o.model = model_;
   o.shard = {1, 9};  // two runs are enough
   o.top_candidates = 2;
   const Evidence e = run_experiments(o);
   EXPECT_EQ(e.experiments[0].spec["record"]["top_candidates"], 2);
-  EXPECT_EQ(e.experiments[0].sha256, sha256_file(o.experiment_paths[0]).sha256);
+  EXPECT_EQ(e.experiments[0].sha256, sha256_file(o.experiments[0].path).sha256);
   for (const auto& r : e.runs) {
     EXPECT_EQ(r.params.top_candidates, 2);
     EXPECT_EQ(r.result.steps.at(0).top.size(), 2u);

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/errors.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro {
 namespace {

@@ -1,0 +1,37 @@
+// genrepro replay, the part that runs the model (GOLDEN and the flags are checked in cli/replay.cpp).
+#include <string>
+#include <vector>
+
+#include "cli/engine/engine_verbs.hpp"
+#include "engine/replay.hpp"
+#include "model/model_files.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+constexpr int kExitWithin = 0;
+constexpr int kExitBeyond = 1;
+
+}  // namespace
+
+int replay_golden_runs(const ReplayRequest& a, Console& io) {
+  genrepro::ReplayOptions o;
+  o.logprob_tolerance = a.logprob_tolerance;
+  o.threads = a.threads;
+  o.forward = a.forward;
+  o.allow_model_mismatch = a.allow_model_mismatch;
+  o.model = resolve_model({a.model, default_tokenizer_dir(), default_cache_dir()});
+  o.on_checked = [&](const std::vector<ModelMismatch>& mismatches) {
+    io.err << o.model.source_note << "\n";
+    for (const ModelMismatch& m : mismatches) io.err << "genrepro: warning: " << describe_mismatch(m) << "\n";
+  };
+  const ReplayReport report = replay_golden(a.golden, o);
+  if (a.json)
+    io.out << replay_to_json(report).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
+  else
+    io.out << format_replay_text(report);
+  return report.within() ? kExitWithin : kExitBeyond;
+}
+
+}  // namespace genrepro::cli

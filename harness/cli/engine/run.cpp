@@ -1,0 +1,60 @@
+// genrepro run, the part that runs the model (flags and experiment files are checked in cli/run.cpp).
+#include <string>
+
+#include "cli/engine/engine_verbs.hpp"
+#include "engine/runner.hpp"
+#include "evidence/evidence.hpp"
+#include "evidence/evidence_diff.hpp"
+#include "model/model_files.hpp"
+#include "util/progress.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+// The MLPerf-style determinism check: every run once with recompute (the article's
+// use_cache=False) and once with the KV cache; the tokens must not diverge. Probability drift
+// is reported but allowed: the two paths multiply matrices of different shapes.
+int check_equivalence(RunnerOptions runner, double prob_tolerance, Console& io) {
+  runner.use_cache = false;
+  const Evidence recompute = genrepro::run_experiments(runner);
+  runner.on_planned = nullptr;
+  runner.use_cache = true;
+  const Evidence cached = genrepro::run_experiments(runner);
+  const EvidenceFile recompute_file{"recompute", evidence_to_json(recompute)};
+  const EvidenceFile cached_file{"kv-cache", evidence_to_json(cached)};
+  EvidenceDiffOptions options;
+  options.prob_tolerance = prob_tolerance;
+  const EvidenceDiff diff = diff_cache_equivalence(recompute_file, cached_file, options);
+  io.out << format_diff_text(diff);
+  const bool equivalent = tokens_equivalent(diff);
+  io.out << "check-equivalence: " << (equivalent ? "KV cache and recompute pick the same tokens"
+                                                     : "KV cache and recompute DIVERGE")
+            << "\n";
+  return equivalent ? kExitOk : kExitDiffer;
+}
+
+}  // namespace
+
+int run_experiments(const RunRequest& o, Console& io) {
+  RunnerOptions runner;
+  runner.experiments = o.experiments;
+  runner.shard = o.shard;
+  runner.threads = o.threads;
+  runner.top_candidates = o.top_candidates;
+  runner.model = resolve_model({o.model, default_tokenizer_dir(), default_cache_dir()});
+  runner.progress = progress_wanted(io.err_is_terminal) ? &io.err : nullptr;
+  runner.on_planned = [&](const RunPlan& plan) {
+    io.err << runner.model.source_note << "\n";
+    io.err << "running " << plan.selected.size() << " of " << plan.runs.size() << " runs";
+    if (runner.shard.count > 1) io.err << " (shard " << o.shard_text << ")";
+    io.err << " on " << o.threads << (o.threads == 1 ? " thread" : " threads") << "\n";
+  };
+  if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance, io);
+  const Evidence evidence = genrepro::run_experiments(runner);
+  write_evidence(o.out, evidence);
+  io.out << "wrote " << o.out << " (" << evidence.runs.size() << " runs)\n";
+  return kExitOk;
+}
+
+}  // namespace genrepro::cli

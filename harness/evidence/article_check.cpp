@@ -1,0 +1,399 @@
+#include "evidence/article_check.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+
+#include "util/errors.hpp"
+#include "util/json_text.hpp"
+
+namespace genrepro {
+
+namespace {
+
+using Json = EvidenceJson;
+
+// Facts files are a few KB.
+constexpr uint64_t kMaxFactsBytes = 1 << 20;
+// Table columns: wide enough for "stop top-p-0.9-seed-43-eos" and a 40-character text excerpt.
+constexpr int kFactColumn = 34;
+constexpr int kValueColumn = 46;
+constexpr std::size_t kExcerptChars = 40;
+// How much of the text before a first difference an excerpt keeps, for orientation.
+constexpr std::size_t kExcerptLeadChars = 12;
+
+// U+2019 RIGHT SINGLE QUOTATION MARK in UTF-8: the article's typeset apostrophe.
+constexpr const char kRightSingleQuote[] = "\xE2\x80\x99";
+
+// records.hpp's default order, the article's and Hugging Face's.
+const char* const kArticleSamplerOrder[] = {"temperature", "top_k", "top_p"};
+
+[[noreturn]] void bad_fact(const std::string& file, const std::string& path, const std::string& expected) {
+  throw EvidenceError(file + ": " + path + ": expected " + expected +
+                      "; restore golden/article/article-facts.json from git (schema " + kArticleFactsSchema + ")");
+}
+
+const Json& need(const Json& obj, const std::string& file, const std::string& path, const char* key) {
+  if (!obj.is_object() || !obj.contains(key)) bad_fact(file, path + "." + key, "a value (the key is missing)");
+  return obj[key];
+}
+
+std::string need_string(const Json& obj, const std::string& file, const std::string& path, const char* key) {
+  const Json& v = need(obj, file, path, key);
+  if (!v.is_string()) bad_fact(file, path + "." + key, "a string");
+  return v.get<std::string>();
+}
+
+double need_number(const Json& obj, const std::string& file, const std::string& path, const char* key) {
+  const Json& v = need(obj, file, path, key);
+  if (!v.is_number()) bad_fact(file, path + "." + key, "a number");
+  return v.get<double>();
+}
+
+// Evidence fields read while matching: absent or mistyped means "not this run".
+std::optional<double> number_at(const Json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return std::nullopt;
+  return obj[key].get<double>();
+}
+std::optional<std::string> string_at(const Json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return std::nullopt;
+  return obj[key].get<std::string>();
+}
+
+// Where a stage sits in params.sampler_order (absent: the default order, which is the
+// article's); -1 when the run's chain leaves the stage out.
+int stage_position(const Json& params, const char* stage) {
+  if (!params.contains("sampler_order")) {
+    for (int i = 0; i < static_cast<int>(std::size(kArticleSamplerOrder)); ++i)
+      if (std::string(kArticleSamplerOrder[i]) == stage) return i;
+    return -1;
+  }
+  const Json& order = params["sampler_order"];
+  for (std::size_t i = 0; order.is_array() && i < order.size(); ++i)
+    if (order[i] == stage) return static_cast<int>(i);
+  return -1;
+}
+
+// The article's configuration: torch.multinomial, its own top_p_filter, temperature before
+// top-p (Hugging Face's order), no top-k.
+bool is_article_sampler(const Json& params) {
+  if (string_at(params, "rng").value_or("torch") != "torch") return false;
+  if (string_at(params, "top_p_rule").value_or("article") != "article") return false;
+  const int t = stage_position(params, "temperature"), p = stage_position(params, "top_p");
+  if (t >= 0 && p >= 0 && p < t) return false;
+  return number_at(params, "top_k").value_or(0) == 0;
+}
+
+// The temperature and top-p a run actually applied: a stage left out of its chain is off.
+double effective_temperature(const Json& params) {
+  return stage_position(params, "temperature") >= 0 ? number_at(params, "temperature").value_or(1.0) : 1.0;
+}
+double effective_top_p(const Json& params) {
+  return stage_position(params, "top_p") >= 0 ? number_at(params, "top_p").value_or(1.0) : 1.0;
+}
+
+bool is_greedy(const Json& params) {
+  return string_at(params, "mode") == std::optional<std::string>("greedy") || number_at(params, "temperature") == 0.0;
+}
+
+bool generation_matches(const Json& run, const Json& fact_params, const std::string& prompt) {
+  if (string_at(run, "prompt") != prompt || !run.contains("params")) return false;
+  const Json& p = run["params"];
+  if (number_at(p, "max_new_tokens") != number_at(fact_params, "max_new_tokens")) return false;
+  if (fact_params["mode"] == "greedy") return is_greedy(p);
+  if (is_greedy(p) || !is_article_sampler(p)) return false;
+  return effective_temperature(p) == number_at(fact_params, "temperature").value_or(1.0) &&
+         effective_top_p(p) == number_at(fact_params, "top_p").value_or(1.0) &&
+         number_at(p, "seed") == number_at(fact_params, "seed");
+}
+
+bool nucleus_matches(const Json& run, double temperature, double top_p, const std::string& prompt) {
+  if (string_at(run, "prompt") != prompt || !run.contains("params")) return false;
+  const Json& p = run["params"];
+  return !is_greedy(p) && is_article_sampler(p) && effective_temperature(p) == temperature && effective_top_p(p) == top_p;
+}
+
+std::string quoted(const std::string& s) { return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+// A short, escaped excerpt starting a little before `from`.
+std::string excerpt(const std::string& s, std::size_t from) {
+  const std::size_t start = from > kExcerptLeadChars ? from - kExcerptLeadChars : 0;
+  std::string out = quoted(s.substr(start, kExcerptChars));
+  if (start > 0) out = "..." + out;
+  if (start + kExcerptChars < s.size()) out += "...";
+  return out;
+}
+
+std::string fmt_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::string stop_text(const std::string& reason, int64_t step) { return reason + " at new token " + std::to_string(step); }
+
+const std::string& run_id(const Json& run) { return run["id"].get_ref<const std::string&>(); }
+
+class Checker {
+ public:
+  Checker(const Json& facts, const std::string& facts_path, const EvidenceFile& evidence, ArticleCheck& out)
+      : facts_(facts), file_(facts_path), evidence_(evidence), out_(out) {
+    prompt_ = need_string(facts_, file_, "", "prompt");
+  }
+
+  void run() {
+    const Json& gens = need(facts_, file_, "", "generations");
+    if (!gens.is_array()) bad_fact(file_, "generations", "an array");
+    for (std::size_t i = 0; i < gens.size(); ++i) check_generation(gens[i], "generations[" + std::to_string(i) + "]");
+    const Json& sizes = need(facts_, file_, "", "nucleus_sizes");
+    if (!sizes.is_array()) bad_fact(file_, "nucleus_sizes", "an array");
+    for (std::size_t i = 0; i < sizes.size(); ++i) check_nucleus(sizes[i], "nucleus_sizes[" + std::to_string(i) + "]");
+    check_eos();
+  }
+
+ private:
+  std::vector<const Json*> runs_where(const std::function<bool(const Json&)>& pred) const {
+    std::vector<const Json*> out;
+    for (const Json& r : evidence_.doc["runs"])
+      if (pred(r)) out.push_back(&r);
+    return out;
+  }
+
+  std::string evidence_string(const Json& run, const char* key) const {
+    if (!run.contains(key) || !run[key].is_string())
+      throw EvidenceError(evidence_.path + ": run " + run_id(run) + ": " + key + ": expected a string; regenerate it with 'genrepro run'");
+    return run[key].get<std::string>();
+  }
+
+  void check_generation(const Json& g, const std::string& at) {
+    const std::string name = need_string(g, file_, at, "name");
+    const Json& params = need(g, file_, at, "params");
+    if (!params.is_object() || !params.contains("mode") || !params.contains("max_new_tokens"))
+      bad_fact(file_, at + ".params", "an object with mode and max_new_tokens");
+    const std::string text = need_string(g, file_, at, "text");
+    const Json& stop = need(g, file_, at, "stop");
+    const std::string stop_reason = need_string(stop, file_, at + ".stop", "reason");
+    const int64_t stop_step = static_cast<int64_t>(need_number(stop, file_, at + ".stop", "step"));
+    const std::string seed_source = g.contains("seed_source") && g["seed_source"].is_string() ? g["seed_source"].get<std::string>() : "stated";
+    const bool counted = seed_source == "stated";
+
+    const std::vector<const Json*> runs = runs_where([&](const Json& r) { return generation_matches(r, params, prompt_); });
+    FactCheck t{"text " + name, excerpt(text, 0), "", FactStatus::missing, counted, ""};
+    FactCheck s{"stop " + name, stop_text(stop_reason, stop_step), "", FactStatus::missing, counted, ""};
+    if (runs.empty()) {
+      t.found = s.found = "(no run with these parameters)";
+      t.note = s.note = "add a run with " + params.dump() + " to the experiments";
+    } else {
+      t.status = s.status = FactStatus::match;
+      for (const Json* r : runs) {
+        compare_text(t, text, evidence_string(*r, "text"), run_id(*r));
+        compare_stop(s, stop_reason, stop_step, *r);
+      }
+      if (runs.size() > 1) {
+        t.note += (t.note.empty() ? "" : "; ") + std::to_string(runs.size()) + " runs checked";
+        s.note += (s.note.empty() ? "" : "; ") + std::to_string(runs.size()) + " runs checked";
+      }
+    }
+    if (!counted) {
+      const std::string why = "seed " + seed_source + " (not printed in the article): not counted";
+      t.note += (t.note.empty() ? "" : "; ") + why;
+      s.note += (s.note.empty() ? "" : "; ") + why;
+    }
+    out_.facts.push_back(std::move(t));
+    out_.facts.push_back(std::move(s));
+  }
+
+  static void compare_text(FactCheck& c, const std::string& expected, const std::string& found, const std::string& id) {
+    if (c.status == FactStatus::mismatch) return;  // keep the first mismatching run
+    if (found == expected) {
+      c.found = excerpt(found, 0);
+      return;
+    }
+    const std::string ne = normalize_article_text(expected), nf = normalize_article_text(found);
+    if (ne == nf) {
+      c.found = excerpt(found, 0);
+      c.note = "match after typography normalization (’ -> ', line breaks)";
+      return;
+    }
+    const std::size_t k = static_cast<std::size_t>(std::mismatch(ne.begin(), ne.end(), nf.begin(), nf.end()).first - ne.begin());
+    c.status = FactStatus::mismatch;
+    c.expected = excerpt(ne, k);
+    c.found = excerpt(nf, k);
+    c.note = "run " + id + ": first difference at byte " + std::to_string(k) + " (normalized)";
+  }
+
+  void compare_stop(FactCheck& c, const std::string& reason, int64_t step, const Json& run) const {
+    if (c.status == FactStatus::mismatch) return;
+    const Json& stop = run.contains("stop") ? run["stop"] : Json();
+    const std::optional<std::string> r = string_at(stop, "reason");
+    const std::optional<double> s = number_at(stop, "step");
+    if (!r || !s) throw EvidenceError(evidence_.path + ": run " + run_id(run) + ": stop: expected {reason, step}; regenerate it with 'genrepro run'");
+    c.found = stop_text(*r, static_cast<int64_t>(*s));
+    if (*r != reason || static_cast<int64_t>(*s) != step) {
+      c.status = FactStatus::mismatch;
+      c.note = "run " + run_id(run);
+    }
+  }
+
+  void check_nucleus(const Json& n, const std::string& at) {
+    const double temperature = need_number(n, file_, at, "temperature");
+    const double top_p = need_number(n, file_, at, "top_p");
+    const int64_t step = static_cast<int64_t>(need_number(n, file_, at, "step"));
+    const int64_t kept = static_cast<int64_t>(need_number(n, file_, at, "kept"));
+    FactCheck c{"nucleus T=" + fmt_number(temperature) + " p=" + fmt_number(top_p) + " step " + std::to_string(step),
+                std::to_string(kept), "", FactStatus::missing, true, ""};
+    std::vector<int64_t> found;
+    for (const Json* r : runs_where([&](const Json& r) { return nucleus_matches(r, temperature, top_p, prompt_); })) {
+      const Json& steps = (*r).contains("steps") ? (*r)["steps"] : Json();
+      if (!steps.is_array() || static_cast<int64_t>(steps.size()) <= step) continue;
+      const std::optional<double> k = number_at(steps[static_cast<std::size_t>(step)], "kept");
+      if (!k) throw EvidenceError(evidence_.path + ": run " + run_id(*r) + ": steps[" + std::to_string(step) + "].kept: expected an integer");
+      if (std::find(found.begin(), found.end(), static_cast<int64_t>(*k)) == found.end()) found.push_back(static_cast<int64_t>(*k));
+    }
+    if (found.empty()) {
+      c.found = "(no run with these parameters)";
+      c.note = "add a run with temperature " + fmt_number(temperature) + ", top_p " + fmt_number(top_p) + " to the experiments";
+    } else {
+      for (std::size_t i = 0; i < found.size(); ++i) c.found += (i ? " / " : "") + std::to_string(found[i]);
+      c.status = found.size() == 1 && found[0] == kept ? FactStatus::match : FactStatus::mismatch;
+      if (found.size() > 1) c.note = "runs with these parameters disagree at step " + std::to_string(step);
+    }
+    out_.facts.push_back(std::move(c));
+  }
+
+  void check_eos() {
+    const Json& eos = need(facts_, file_, "", "eos");
+    const int64_t id = static_cast<int64_t>(need_number(eos, file_, "eos", "token_id"));
+    const std::string text = need_string(eos, file_, "eos", "text");
+    FactCheck c{"eos token id", std::to_string(id), "", FactStatus::missing, true, ""};
+    const Json& model = evidence_.doc.contains("model") ? evidence_.doc["model"] : Json();
+    const std::optional<double> found = number_at(model, "eos_token_id");
+    if (!found) {
+      c.found = "(evidence has no model.eos_token_id)";
+    } else {
+      c.found = std::to_string(static_cast<int64_t>(*found));
+      c.status = static_cast<int64_t>(*found) == id ? FactStatus::match : FactStatus::mismatch;
+      c.note = "from the model's config";
+    }
+    out_.facts.push_back(std::move(c));
+
+    // The token's text, wherever the evidence shows the EOS id: as a picked token or a candidate.
+    FactCheck t{"eos token text", quoted(text), "", FactStatus::unchecked, false, ""};
+    const int64_t eos_id = found ? static_cast<int64_t>(*found) : id;
+    for (const Json& r : evidence_.doc["runs"]) {
+      if (!t.found.empty()) break;
+      if (!r.contains("steps") || !r["steps"].is_array()) continue;
+      for (const Json& s : r["steps"]) {
+        if (number_at(s, "token_id") == static_cast<double>(eos_id) && string_at(s, "token_text")) {
+          t.found = quoted(*string_at(s, "token_text"));
+        } else if (s.contains("top") && s["top"].is_array()) {
+          for (const Json& c2 : s["top"])
+            if (number_at(c2, "id") == static_cast<double>(eos_id) && string_at(c2, "text")) t.found = quoted(*string_at(c2, "text"));
+        }
+        if (!t.found.empty()) {
+          t.note = "run " + run_id(r);
+          break;
+        }
+      }
+    }
+    if (t.found.empty()) {
+      t.found = "(EOS never picked nor listed)";
+      t.note = "no run shows the EOS token: not counted";
+    } else {
+      t.counted = true;
+      t.status = t.found == quoted(text) ? FactStatus::match : FactStatus::mismatch;
+    }
+    out_.facts.push_back(std::move(t));
+  }
+
+  const Json& facts_;
+  const std::string& file_;
+  const EvidenceFile& evidence_;
+  ArticleCheck& out_;
+  std::string prompt_;
+};
+
+std::string pad(const std::string& s, int width) {
+  // Pads by bytes; good enough for the mostly-ASCII excerpts (they are JSON-escaped).
+  return s.size() >= static_cast<std::size_t>(width) ? s + " " : s + std::string(static_cast<std::size_t>(width) - s.size(), ' ');
+}
+
+}  // namespace
+
+const char* to_string(FactStatus s) {
+  switch (s) {
+    case FactStatus::match: return "match";
+    case FactStatus::mismatch: return "MISMATCH";
+    case FactStatus::missing: return "MISSING";
+    case FactStatus::unchecked: return "unchecked";
+  }
+  return "?";
+}
+
+std::size_t ArticleCheck::count(FactStatus s, bool counted_only) const {
+  return static_cast<std::size_t>(
+      std::count_if(facts.begin(), facts.end(), [&](const FactCheck& f) { return f.status == s && (f.counted || !counted_only); }));
+}
+
+std::string normalize_article_text(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 3, kRightSingleQuote) == 0) {
+      out += '\'';
+      i += 2;
+    } else if (text[i] == '\n') {
+      if (out.empty() || out.back() != '\n') out += '\n';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+EvidenceJson load_article_facts(const std::string& path) {
+  std::string text, problem;
+  if (!read_text_file(path, text, problem, kMaxFactsBytes)) throw EvidenceError(path + ": " + problem + "; give golden/article/article-facts.json");
+  const JsonParseOutcome checked = parse_json_text(text);
+  if (!checked.ok()) throw EvidenceError(path + ": " + checked.problem + "; restore golden/article/article-facts.json from git");
+  Json facts = Json::parse(text);
+  if (!facts.is_object() || !facts.contains("schema") || facts["schema"] != kArticleFactsSchema)
+    throw EvidenceError(path + ": not an article-facts file (schema must be \"" + kArticleFactsSchema +
+                        "\"); the first argument is golden/article/article-facts.json, the second the evidence");
+  return facts;
+}
+
+ArticleCheck check_article(const EvidenceJson& facts, const std::string& facts_path, const EvidenceFile& evidence) {
+  ArticleCheck out;
+  out.facts_path = facts_path;
+  out.evidence_path = evidence.path;
+  if (evidence.doc.contains("model") && evidence.doc["model"].is_object())
+    out.model_source = string_at(evidence.doc["model"], "source").value_or("");
+  Checker(facts, facts_path, evidence, out).run();
+  return out;
+}
+
+std::string format_article_check(const ArticleCheck& check) {
+  std::ostringstream o;
+  o << "check-article: " << check.facts_path << " vs " << check.evidence_path
+    << (check.model_source.empty() ? "" : " (model source: " + check.model_source + ")") << "\n";
+  o << pad("fact", kFactColumn) << pad("article", kValueColumn) << pad("evidence", kValueColumn) << "status\n";
+  for (const FactCheck& f : check.facts) {
+    o << pad(f.fact, kFactColumn) << pad(f.expected, kValueColumn) << pad(f.found, kValueColumn) << to_string(f.status);
+    if (!f.note.empty()) o << "  (" << f.note << ")";
+    o << "\n";
+  }
+  const std::size_t not_counted = static_cast<std::size_t>(
+      std::count_if(check.facts.begin(), check.facts.end(), [](const FactCheck& f) { return !f.counted; }));
+  if (check.model_source == "fixture")
+    o << "note: the model is a fixture (model.source \"fixture\"): its weights are deterministic noise, not GPT-2's, so the "
+         "article's texts, stops and nucleus sizes are not expected to match; the EOS id comes from GPT-2's config and should.\n";
+  o << "check-article: " << check.count(FactStatus::match) << " of " << check.facts.size() - not_counted << " counted facts match, "
+    << check.count(FactStatus::mismatch) << " mismatch, " << check.count(FactStatus::missing) << " missing; " << not_counted
+    << " not counted (seed not printed in the article, or not observable in this evidence): "
+    << (check.passed() ? "the evidence reproduces the article" : "the evidence does not reproduce the article") << "\n";
+  return o.str();
+}
+
+}  // namespace genrepro

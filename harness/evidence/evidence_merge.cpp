@@ -1,0 +1,126 @@
+#include "evidence/evidence_merge.hpp"
+
+#include <map>
+
+#include "util/errors.hpp"
+#include "spec/experiment_spec.hpp"
+
+namespace genrepro {
+
+namespace {
+
+using nlohmann::json;
+
+// The parts every shard must share, as JSON (runs_concurrently is volatile, so it may differ).
+json shared_parts(const Evidence& e) {
+  json env = json(environment_to_json(e.environment));
+  env["threads"].erase("runs_concurrently");
+  json experiments = json::array();
+  for (const auto& x : e.experiments) experiments.push_back({{"name", x.name}, {"path", x.path}, {"sha256", x.sha256}, {"spec", x.spec}});
+  return {{"schema", e.schema},
+          {"genrepro", {{"version", e.genrepro.version}, {"git_commit", e.genrepro.git_commit}}},
+          {"environment", env},
+          {"model", json(model_to_json(e.model))},
+          {"experiments", experiments}};
+}
+
+// The runs an unsharded run of these experiments gives, in index order.
+std::vector<ExpandedRun> expected_runs(const std::string& file, const Evidence& e) {
+  std::vector<ExpandedRun> runs;
+  for (size_t i = 0; i < e.experiments.size(); ++i) {
+    const ExperimentRecord& x = e.experiments[i];
+    try {
+      ExperimentSpec spec = parse_experiment(x.spec.dump(), x.path);
+      for (auto& r : spec.runs) runs.push_back(std::move(r));
+    } catch (const SpecError& err) {
+      throw EvidenceError(file + ": experiments[" + std::to_string(i) + "].spec is not a valid experiment: " + err.what());
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::string first_difference(const json& a, const json& b, const std::string& where) {
+  if (a.type() != b.type()) return where.empty() ? "(top level)" : where;
+  if (a.is_object()) {
+    for (const auto& item : a.items()) {
+      const std::string at = where.empty() ? item.key() : where + "." + item.key();
+      if (!b.contains(item.key())) return at;
+      const std::string d = first_difference(item.value(), b[item.key()], at);
+      if (!d.empty()) return d;
+    }
+    for (const auto& item : b.items()) {
+      if (!a.contains(item.key())) return where.empty() ? item.key() : where + "." + item.key();
+    }
+    return {};
+  }
+  if (a.is_array()) {
+    for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+      const std::string d = first_difference(a[i], b[i], where + "[" + std::to_string(i) + "]");
+      if (!d.empty()) return d;
+    }
+    if (a.size() != b.size()) return where + "[" + std::to_string(std::min(a.size(), b.size())) + "]";
+    return {};
+  }
+  return a == b ? std::string() : (where.empty() ? "(top level)" : where);
+}
+
+Evidence merge_evidence(const std::vector<std::pair<std::string, Evidence>>& shards) {
+  if (shards.empty()) throw UsageError("merge: no evidence files given; e.g. genrepro merge shard1.json shard2.json --out all.json");
+  const auto& [first_file, first] = shards.front();
+  const json reference = shared_parts(first);
+  for (size_t i = 1; i < shards.size(); ++i) {
+    const std::string diff = first_difference(reference, shared_parts(shards[i].second));
+    if (!diff.empty()) {
+      throw EvidenceError(shards[i].first + ": " + diff + " differs from " + first_file +
+                          "; only shards of one run (same genrepro, environment, model and experiments) can be merged");
+    }
+  }
+  const std::vector<ExpandedRun> expected = expected_runs(first_file, first);
+  std::vector<const RunRecord*> slot(expected.size(), nullptr);
+  std::vector<std::string> slot_file(expected.size());
+  for (const auto& [file, e] : shards) {
+    for (size_t i = 0; i < e.runs.size(); ++i) {
+      const RunRecord& r = e.runs[i];
+      const std::string at = file + ": runs[" + std::to_string(i) + "]";
+      if (r.index < 0 || static_cast<size_t>(r.index) >= expected.size())
+        throw EvidenceError(at + ": index " + std::to_string(r.index) + " is outside the " + std::to_string(expected.size()) +
+                            " runs its experiments expand to");
+      const size_t k = static_cast<size_t>(r.index);
+      if (r.id != expected[k].id)
+        throw EvidenceError(at + ": id " + r.id + " is not the run with index " + std::to_string(k) + " (" + expected[k].id +
+                            "); the file was not written by genrepro run for these experiments");
+      if (slot[k] != nullptr)
+        throw EvidenceError(at + ": run " + r.id + " (index " + std::to_string(k) + ") is also in " + slot_file[k] +
+                            "; give each shard once");
+      slot[k] = &r;
+      slot_file[k] = file;
+    }
+  }
+  std::string missing;
+  size_t missing_count = 0;
+  constexpr size_t kMissingShown = 5;
+  for (size_t k = 0; k < slot.size(); ++k) {
+    if (slot[k] != nullptr) continue;
+    if (missing_count++ < kMissingShown) missing += (missing.empty() ? "" : ", ") + std::to_string(k);
+  }
+  if (missing_count > 0) {
+    throw EvidenceError("merge: " + std::to_string(missing_count) + " of " + std::to_string(slot.size()) +
+                        " runs are in none of the files (indices " + missing + (missing_count > kMissingShown ? ", ..." : "") +
+                        "); give the evidence of every shard");
+  }
+  Evidence merged = first;
+  merged.runs.clear();
+  for (const RunRecord* r : slot) merged.runs.push_back(*r);
+  for (const auto& shard : shards) merged.created_utc = std::max(merged.created_utc, shard.second.created_utc);
+  return merged;
+}
+
+Evidence merge_evidence_files(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::string, Evidence>> shards;
+  for (const auto& path : paths) shards.emplace_back(path, read_evidence(path));
+  return merge_evidence(shards);
+}
+
+}  // namespace genrepro

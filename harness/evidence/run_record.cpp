@@ -1,0 +1,14 @@
+#include "evidence/run_record.hpp"
+
+namespace genrepro {
+
+const char* to_string(StopReason r) {
+  switch (r) {
+    case StopReason::eos: return "eos";
+    case StopReason::max_new_tokens: return "max_new_tokens";
+    case StopReason::context_full: return "context_full";
+  }
+  return "?";
+}
+
+}  // namespace genrepro

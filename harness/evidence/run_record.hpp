@@ -1,0 +1,48 @@
+#pragma once
+// What one generation run produced: the plain data that flows from the engine (which fills it)
+// to evidence.json (which stores it), diff and report (which read it). Field names match the
+// evidence JSON keys (docs/evidence-format.md).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace genrepro {
+
+// One entry of a step's top-N list, ordered by logit (temperature and filters never reorder).
+struct Candidate {
+  int64_t id = 0;
+  std::string text;    // the token decoded on its own (may be an incomplete UTF-8 piece, shown visibly)
+  double prob = 0;     // in the final distribution the token was drawn from (0 if filtered out)
+  double prob_scaled = 0;  // softmax(logits / T) over the whole vocabulary, unfiltered: the article's table
+};
+
+// What the loop saw and did at one step.
+struct StepRecord {
+  int64_t step = 0;                 // 0-based index of the new token
+  std::optional<int64_t> token_id;  // empty only for max_new_tokens == 0 (first prediction only)
+  std::string token_text;
+  double prob = 0;      // chosen token's probability in the final distribution
+  double prob_t1 = 0;   // chosen token's probability at T = 1 without filters: softmax(logits)
+  int64_t kept = 0;     // tokens with non-zero probability in the final distribution (nucleus size); 1 for greedy
+  std::vector<Candidate> top;
+  double rest_mass = 0;     // 1 - sum(top[i].prob_scaled): the article's "everything else" row
+  double margin = 0;        // prob_scaled of the best minus the second-best candidate
+  double logit_margin = 0;  // raw logit of the best minus the second-best candidate
+  double entropy = 0;       // of the final distribution, in nats
+};
+
+enum class StopReason { eos, max_new_tokens, context_full };
+
+struct GenerationResult {
+  std::vector<int64_t> prompt_ids;
+  std::vector<int64_t> output_ids;  // new tokens only, EOS included when it stopped the run
+  std::vector<StepRecord> steps;
+  StopReason stop_reason = StopReason::max_new_tokens;
+  int64_t stop_step = 0;  // number of new tokens when the loop stopped (EOS's 1-based position for eos)
+  double seconds = 0;
+};
+
+const char* to_string(StopReason r);
+
+}  // namespace genrepro

@@ -1,0 +1,82 @@
+// Renders a ReportContent as one self-contained HTML page: styles in the head, SVG figures
+// inline, no scripts, nothing fetched.
+#include <sstream>
+
+#include "report/report_document.hpp"
+#include "report/report_text.hpp"
+
+namespace genrepro {
+
+namespace {
+
+constexpr const char* kStyle =
+    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:60rem;margin:2rem auto;"
+    "padding:0 1rem;color:#1a1a1a;line-height:1.45}"
+    "h1,h2,h3{line-height:1.2}h2{margin-top:2.5rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}"
+    "table{border-collapse:collapse;margin:.8rem 0;font-size:.92rem}"
+    "th,td{border:1px solid #ccc;padding:.25rem .55rem;text-align:left;vertical-align:top}"
+    "th{background:#f3f3f3}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
+    "pre.gen{white-space:pre-wrap;word-break:break-word;background:#f7f7f4;border-left:3px solid #b8b8a8;"
+    "padding:.6rem .8rem;font-size:.9rem}"
+    "p.note{color:#6a5500;background:#fff8dc;padding:.4rem .7rem;border-left:3px solid #e0c050}"
+    "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{font-size:.9rem;color:#444}";
+
+std::string cell_text(const std::string& raw) { return html_escape(visible_text(raw, false)); }
+
+void write_table(std::ostringstream& out, const ReportTable& t) {
+  const auto cls = [&](size_t c) {
+    return (c < t.numeric.size() && t.numeric[c]) ? std::string(" class=\"num\"") : std::string();
+  };
+  out << "<table>\n<thead><tr>";
+  for (size_t c = 0; c < t.header.size(); ++c) out << "<th" << cls(c) << ">" << cell_text(t.header[c]) << "</th>";
+  out << "</tr></thead>\n<tbody>\n";
+  for (const auto& r : t.rows) {
+    out << "<tr>";
+    for (size_t c = 0; c < t.header.size(); ++c) {
+      out << "<td" << cls(c) << ">" << (c < r.size() ? cell_text(r[c]) : std::string()) << "</td>";
+    }
+    out << "</tr>\n";
+  }
+  out << "</tbody>\n</table>\n";
+}
+
+}  // namespace
+
+std::string render_html(const ReportContent& report) {
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<title>" << cell_text(report.title) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
+      << "<h1>" << cell_text(report.title) << "</h1>\n";
+  for (const auto& b : report.blocks) {
+    switch (b.kind) {
+      case ReportBlock::Kind::heading: {
+        const int level = b.level < 1 ? 1 : (b.level > 6 ? 6 : b.level);
+        out << "<h" << level << ">" << cell_text(b.text) << "</h" << level << ">\n";
+        break;
+      }
+      case ReportBlock::Kind::paragraph:
+        out << "<p>" << cell_text(b.text) << "</p>\n";
+        break;
+      case ReportBlock::Kind::note:
+        out << "<p class=\"note\">" << cell_text(b.text) << "</p>\n";
+        break;
+      case ReportBlock::Kind::table:
+        write_table(out, b.table);
+        break;
+      case ReportBlock::Kind::generated_text:
+        // HTML drops one newline right after <pre>; give it one so the text's own first line stays.
+        out << "<pre class=\"gen\">\n" << html_escape(visible_text(b.text, true)) << "</pre>\n";
+        break;
+      case ReportBlock::Kind::figure:
+        // The SVG is our own output (report_svg.cpp escapes every label), so it is inlined as is.
+        out << "<figure>\n" << b.figure.svg << "<figcaption>" << cell_text(b.figure.caption)
+            << "</figcaption>\n</figure>\n";
+        break;
+    }
+  }
+  out << "</body>\n</html>\n";
+  return out.str();
+}
+
+}  // namespace genrepro

@@ -1,0 +1,70 @@
+// Renders a ReportContent as Markdown (GitHub-flavoured tables; figures link the SVG files that
+// sit next to report.md).
+#include <sstream>
+
+#include "report/report_document.hpp"
+#include "report/report_text.hpp"
+
+namespace genrepro {
+
+namespace {
+
+std::string inline_text(const std::string& raw) { return markdown_inline(visible_text(raw, false)); }
+
+void write_table(std::ostringstream& out, const ReportTable& t) {
+  const auto row = [&](const std::vector<std::string>& cells) {
+    out << "|";
+    for (size_t c = 0; c < t.header.size(); ++c) {
+      out << " " << (c < cells.size() ? inline_text(cells[c]) : std::string()) << " |";
+    }
+    out << "\n";
+  };
+  row(t.header);
+  out << "|";
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    out << ((c < t.numeric.size() && t.numeric[c]) ? " ---: |" : " --- |");
+  }
+  out << "\n";
+  for (const auto& r : t.rows) row(r);
+}
+
+void write_generated_text(std::ostringstream& out, const std::string& raw) {
+  std::string text = visible_text(raw, true);
+  if (text.empty() || text.back() != '\n') text += '\n';
+  const std::string fence = markdown_fence(text);
+  out << fence << "text\n" << text << fence << "\n";
+}
+
+}  // namespace
+
+std::string render_markdown(const ReportContent& report) {
+  std::ostringstream out;
+  out << "# " << inline_text(report.title) << "\n";
+  for (const auto& b : report.blocks) {
+    out << "\n";
+    switch (b.kind) {
+      case ReportBlock::Kind::heading:
+        out << std::string(static_cast<size_t>(b.level < 1 ? 1 : b.level), '#') << " " << inline_text(b.text) << "\n";
+        break;
+      case ReportBlock::Kind::paragraph:
+        out << inline_text(b.text) << "\n";
+        break;
+      case ReportBlock::Kind::note:
+        out << "> " << inline_text(b.text) << "\n";
+        break;
+      case ReportBlock::Kind::table:
+        write_table(out, b.table);
+        break;
+      case ReportBlock::Kind::generated_text:
+        write_generated_text(out, b.text);
+        break;
+      case ReportBlock::Kind::figure:
+        out << "![" << inline_text(b.figure.caption) << "](" << b.figure.file << ")\n\n"
+            << "*" << inline_text(b.figure.caption) << "*\n";
+        break;
+    }
+  }
+  return out.str();
+}
+
+}  // namespace genrepro

@@ -1,0 +1,303 @@
+#include "report/report_svg.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "report/report_text.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// Layout in SVG user units (pixels at 100%).
+constexpr double kWidth = 720;
+constexpr double kMarginLeft = 78;   // room for "100,000" tick labels and the rotated y label
+constexpr double kMarginRight = 20;
+constexpr double kMarginTop = 36;    // the title
+constexpr double kPlotHeight = 250;
+constexpr double kAxisBelow = 46;    // tick labels and the x label
+constexpr double kLegendRow = 18;
+constexpr int kLegendColumns = 2;
+constexpr size_t kLegendMaxChars = 40;    // ~7 px per character at 12 px fits half the plot width
+constexpr size_t kCategoryMaxChars = 16;  // "everything else" fits
+constexpr int kCoordDecimals = 1;
+constexpr int kLinearTicks = 5;
+
+// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies); after eight
+// series the dash pattern changes.
+const char* const kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C6D31"};
+constexpr size_t kPaletteSize = sizeof kPalette / sizeof kPalette[0];
+const char* const kDashes[] = {"", "6 3", "2 3"};
+constexpr size_t kDashCount = sizeof kDashes / sizeof kDashes[0];
+
+std::string num(double v) { return format_fixed(v, kCoordDecimals); }
+
+std::string label_text(const std::string& raw, size_t max_chars) {
+  std::string visible = visible_text(raw, false);
+  // Cut on a UTF-8 boundary, counting code points, so a long label cannot break the layout.
+  size_t count = 0;
+  for (size_t i = 0; i < visible.size(); ++i) {
+    if ((static_cast<unsigned char>(visible[i]) & 0xC0) != 0x80 && ++count > max_chars) {
+      visible = visible.substr(0, i) + "\xE2\x80\xA6";  // …
+      break;
+    }
+  }
+  return xml_escape(visible);
+}
+
+class Svg {
+ public:
+  Svg(double height, const std::string& title) {
+    out_ << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(kWidth) << "\" height=\"" << num(height)
+         << "\" viewBox=\"0 0 " << num(kWidth) << " " << num(height)
+         << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
+         << "<title>" << label_text(title, std::string::npos) << "</title>\n"
+         << "<rect x=\"0\" y=\"0\" width=\"" << num(kWidth) << "\" height=\"" << num(height) << "\" fill=\"#ffffff\"/>\n";
+    text(kWidth / 2, 22, title, "middle", "font-size=\"15\" font-weight=\"bold\"", std::string::npos);
+  }
+
+  void line(double x1, double y1, double x2, double y2, const std::string& stroke, double width, const std::string& dash = "") {
+    out_ << "<line x1=\"" << num(x1) << "\" y1=\"" << num(y1) << "\" x2=\"" << num(x2) << "\" y2=\"" << num(y2)
+         << "\" stroke=\"" << stroke << "\" stroke-width=\"" << num(width) << "\"" << dash_attr(dash) << "/>\n";
+  }
+  void rect(double x, double y, double w, double h, const std::string& fill) {
+    out_ << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(0.0, w)) << "\" height=\""
+         << num(std::max(0.0, h)) << "\" fill=\"" << fill << "\"/>\n";
+  }
+  void circle(double x, double y, double r, const std::string& fill) {
+    out_ << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" fill=\"" << fill << "\"/>\n";
+  }
+  void polyline(const std::vector<std::pair<double, double>>& pts, const std::string& stroke, double width, const std::string& dash) {
+    out_ << "<polyline fill=\"none\" stroke=\"" << stroke << "\" stroke-width=\"" << num(width) << "\"" << dash_attr(dash)
+         << " stroke-linejoin=\"round\" points=\"";
+    for (size_t i = 0; i < pts.size(); ++i) out_ << (i ? " " : "") << num(pts[i].first) << "," << num(pts[i].second);
+    out_ << "\"/>\n";
+  }
+  void text(double x, double y, const std::string& raw, const char* anchor, const std::string& extra = "", size_t max_chars = kLegendMaxChars) {
+    out_ << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" text-anchor=\"" << anchor << "\""
+         << (extra.empty() ? "" : " " + extra) << ">" << label_text(raw, max_chars) << "</text>\n";
+  }
+  std::string finish() {
+    out_ << "</svg>\n";
+    return out_.str();
+  }
+
+ private:
+  static std::string dash_attr(const std::string& dash) {
+    return dash.empty() ? std::string() : " stroke-dasharray=\"" + dash + "\"";
+  }
+  std::ostringstream out_;
+};
+
+// A y axis: value -> pixel, and the ticks to draw.
+struct YAxis {
+  bool log = false;
+  double lo = 0;  // for log axes, powers of ten (as exponents)
+  double hi = 1;
+  double top = kMarginTop;
+  double bottom = kMarginTop + kPlotHeight;
+
+  double map(double v) const {
+    double t = 0;
+    if (log) {
+      const double e = v > 0 ? std::log10(v) : lo;
+      t = (std::clamp(e, lo, hi) - lo) / (hi - lo);
+    } else {
+      t = (std::clamp(v, lo, hi) - lo) / (hi - lo);
+    }
+    return bottom - t * (bottom - top);
+  }
+
+  std::vector<double> ticks() const {
+    std::vector<double> out;
+    if (log) {
+      for (double e = lo; e <= hi + 1e-9; e += 1) out.push_back(std::pow(10.0, e));
+    } else {
+      const double step = (hi - lo) / kLinearTicks;
+      for (int i = 0; i <= kLinearTicks; ++i) out.push_back(lo + step * i);
+    }
+    return out;
+  }
+};
+
+std::string tick_label(double v, bool log) {
+  if (log && v >= 1) return format_count(static_cast<int64_t>(std::llround(v)));
+  if (log) return format_param(v);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+// Smallest "nice" number (1, 2 or 5 times a power of ten) >= v, for linear axis tops.
+double nice_ceiling(double v) {
+  if (!(v > 0)) return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(v)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * p >= v * (1 - 1e-12)) return m * p;
+  }
+  return 10 * p;
+}
+
+YAxis make_y_axis(const std::vector<double>& values, bool log, bool fixed, double fixed_lo, double fixed_hi) {
+  YAxis a;
+  a.log = log;
+  double lo = 0;
+  double hi = 0;
+  bool any = false;
+  for (double v : values) {
+    if (!std::isfinite(v) || (log && v <= 0)) continue;
+    lo = any ? std::min(lo, v) : v;
+    hi = any ? std::max(hi, v) : v;
+    any = true;
+  }
+  if (log) {
+    a.lo = any ? std::min(0.0, std::floor(std::log10(lo))) : 0;  // counts start at 1
+    a.hi = any ? std::ceil(std::log10(hi)) : 1;
+    if (a.hi <= a.lo) a.hi = a.lo + 1;
+  } else if (fixed) {
+    a.lo = fixed_lo;
+    a.hi = fixed_hi > fixed_lo ? fixed_hi : fixed_lo + 1;
+  } else {
+    a.lo = 0;
+    a.hi = nice_ceiling(any ? hi : 1);
+  }
+  return a;
+}
+
+void draw_y_axis(Svg& svg, const YAxis& axis, const std::string& label) {
+  const double left = kMarginLeft;
+  const double right = kWidth - kMarginRight;
+  for (double t : axis.ticks()) {
+    const double y = axis.map(t);
+    svg.line(left, y, right, y, "#e4e4e4", 1);
+    svg.text(left - 6, y + 4, tick_label(t, axis.log), "end");
+  }
+  svg.line(left, axis.top, left, axis.bottom, "#555555", 1);
+  svg.line(left, axis.bottom, right, axis.bottom, "#555555", 1);
+  const double mid = (axis.top + axis.bottom) / 2;
+  svg.text(16, mid, label, "middle", "transform=\"rotate(-90 16 " + num(mid) + ")\"", std::string::npos);
+}
+
+double legend_height(size_t entries) {
+  const size_t rows = (entries + kLegendColumns - 1) / kLegendColumns;
+  return rows * kLegendRow + (entries ? 8 : 0);
+}
+
+struct LegendEntry {
+  std::string label;
+  std::string color;
+  std::string dash;
+  bool as_line = true;
+};
+
+void draw_legend(Svg& svg, const std::vector<LegendEntry>& entries, double top) {
+  const double column_width = (kWidth - kMarginLeft - kMarginRight) / kLegendColumns;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const double x = kMarginLeft + (i % kLegendColumns) * column_width;
+    const double y = top + (i / kLegendColumns) * kLegendRow + 12;
+    if (entries[i].as_line) {
+      svg.line(x, y - 4, x + 24, y - 4, entries[i].color, 2.5, entries[i].dash);
+    } else {
+      svg.rect(x + 6, y - 10, 12, 12, entries[i].color);
+    }
+    svg.text(x + 30, y, entries[i].label, "start");
+  }
+}
+
+}  // namespace
+
+std::string svg_bar_chart(const BarChartSpec& spec) {
+  const double height = kMarginTop + kPlotHeight + kAxisBelow;
+  Svg svg(height, spec.title);
+  const YAxis axis = make_y_axis(spec.values, spec.log_y, false, 0, 0);
+  draw_y_axis(svg, axis, spec.y_label);
+  const size_t n = spec.categories.size();
+  const double slot = (kWidth - kMarginLeft - kMarginRight) / static_cast<double>(std::max<size_t>(n, 1));
+  const double bar = slot * 0.55;
+  for (size_t i = 0; i < n; ++i) {
+    const double v = i < spec.values.size() ? spec.values[i] : 0;
+    const double x = kMarginLeft + slot * i + (slot - bar) / 2;
+    const double y = axis.map(v);
+    svg.rect(x, y, bar, axis.bottom - y, kPalette[0]);
+    if (i < spec.value_labels.size()) svg.text(x + bar / 2, y - 5, spec.value_labels[i], "middle", "font-weight=\"bold\"");
+    svg.text(x + bar / 2, axis.bottom + 18, spec.categories[i], "middle", "", kCategoryMaxChars);
+  }
+  return svg.finish();
+}
+
+std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec) {
+  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size());
+  Svg svg(height, spec.title);
+  std::vector<double> all;
+  for (const auto& s : spec.values) all.insert(all.end(), s.begin(), s.end());
+  const YAxis axis = make_y_axis(all, false, false, 0, 0);
+  draw_y_axis(svg, axis, spec.y_label);
+  const size_t groups = spec.groups.size();
+  const size_t series = spec.series.size();
+  const double slot = (kWidth - kMarginLeft - kMarginRight) / static_cast<double>(std::max<size_t>(groups, 1));
+  const double bar = slot * 0.8 / static_cast<double>(std::max<size_t>(series, 1));
+  for (size_t g = 0; g < groups; ++g) {
+    const double x0 = kMarginLeft + slot * g + slot * 0.1;
+    for (size_t s = 0; s < series; ++s) {
+      const double v = (s < spec.values.size() && g < spec.values[s].size()) ? spec.values[s][g] : 0;
+      const double y = axis.map(v);
+      svg.rect(x0 + bar * s, y, bar * 0.92, axis.bottom - y, kPalette[s % kPaletteSize]);
+    }
+    svg.text(kMarginLeft + slot * g + slot / 2, axis.bottom + 18, spec.groups[g], "middle", "", kCategoryMaxChars);
+  }
+  std::vector<LegendEntry> legend;
+  for (size_t s = 0; s < series; ++s) legend.push_back({spec.series[s], kPalette[s % kPaletteSize], "", false});
+  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow);
+  return svg.finish();
+}
+
+std::string svg_line_chart(const LineChartSpec& spec) {
+  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size());
+  Svg svg(height, spec.title);
+  std::vector<double> ys;
+  double x_max = 1;
+  double x_min = 1;
+  bool any_x = false;
+  for (const auto& s : spec.series) {
+    ys.insert(ys.end(), s.y.begin(), s.y.end());
+    for (double x : s.x) {
+      if (!std::isfinite(x)) continue;
+      x_min = any_x ? std::min(x_min, x) : x;
+      x_max = any_x ? std::max(x_max, x) : x;
+      any_x = true;
+    }
+  }
+  if (x_max <= x_min) x_max = x_min + 1;
+  const YAxis axis = make_y_axis(ys, spec.log_y, spec.fixed_y, spec.y_min, spec.y_max);
+  draw_y_axis(svg, axis, spec.y_label);
+  const double left = kMarginLeft;
+  const double right = kWidth - kMarginRight;
+  const auto map_x = [&](double x) { return left + (x - x_min) / (x_max - x_min) * (right - left); };
+  // x ticks: about six, at round step numbers.
+  const double step = nice_ceiling((x_max - x_min) / 6);
+  for (double t = std::ceil(x_min / step) * step; t <= x_max + 1e-9; t += step) {
+    svg.line(map_x(t), axis.bottom, map_x(t), axis.bottom + 4, "#555555", 1);
+    svg.text(map_x(t), axis.bottom + 17, format_param(t), "middle");
+  }
+  svg.text((left + right) / 2, axis.bottom + 36, spec.x_label, "middle", "", std::string::npos);
+  std::vector<LegendEntry> legend;
+  for (size_t i = 0; i < spec.series.size(); ++i) {
+    const auto& s = spec.series[i];
+    const std::string color = kPalette[i % kPaletteSize];
+    const std::string dash = kDashes[(i / kPaletteSize) % kDashCount];
+    std::vector<std::pair<double, double>> pts;
+    for (size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
+      if (std::isfinite(s.x[k]) && std::isfinite(s.y[k])) pts.emplace_back(map_x(s.x[k]), axis.map(s.y[k]));
+    }
+    const double width = s.emphasized ? 3 : 1.6;
+    if (pts.size() > 1) svg.polyline(pts, color, width, dash);
+    if (!pts.empty()) svg.circle(pts.back().first, pts.back().second, width + 1.2, color);  // where the run ended
+    legend.push_back({s.label, color, dash, true});
+  }
+  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow);
+  return svg.finish();
+}
+
+}  // namespace genrepro

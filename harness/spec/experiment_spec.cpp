@@ -1,0 +1,493 @@
+#include "spec/experiment_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "util/errors.hpp"
+#include "util/json_text.hpp"
+#include "spec/sampling_params.hpp"
+#include "util/sha256.hpp"
+
+namespace genrepro {
+
+namespace {
+
+using nlohmann::json;
+
+// A grid that expands past this many runs is almost certainly a typo (a list where a scalar
+// was meant); it would also take days. Larger studies split into several files or shards.
+constexpr uint64_t kMaxRunsPerExperiment = 100000;
+constexpr size_t kMaxNameLength = 64;
+constexpr size_t kShownValueChars = 60;  // longer values are cut in messages, keeping them one line
+constexpr size_t kIdHashHexDigits = 8;
+
+const std::vector<std::string> kTopKeys = {"name",           "description", "prompts", "max_new_tokens",
+                                           "stop_at_eos",    "use_cache",   "runs",    "record"};
+// The order of kRunKeys (after mode) is the grid's nesting order: the first varies slowest.
+const std::vector<std::string> kRunKeys = {"mode",       "temperature", "top_k",          "top_p",
+                                           "seed",       "sampler_order", "top_p_rule",   "rng",
+                                           "max_new_tokens", "stop_at_eos", "use_cache"};
+const std::vector<std::string> kRecordKeys = {"top_candidates"};
+// Keys that may be written at the top level as defaults for every run entry.
+const std::vector<std::string> kInheritedKeys = {"max_new_tokens", "stop_at_eos", "use_cache"};
+// Keys that only mean something when sampling; a greedy entry that sets one is a mistake.
+const std::vector<std::string> kSamplingOnlyKeys = {"temperature", "top_k",      "top_p", "seed",
+                                                    "sampler_order", "top_p_rule", "rng"};
+
+bool contains(const std::vector<std::string>& list, const std::string& s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
+  return out;
+}
+
+std::string shown(const json& v) {
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > kShownValueChars) s = s.substr(0, kShownValueChars) + "...";
+  return s;
+}
+
+std::string child(const std::string& where, const std::string& key) {
+  return where.empty() ? key : where + "." + key;
+}
+
+std::string element(const std::string& where, size_t i) { return where + "[" + std::to_string(i) + "]"; }
+
+// Formats a number for a run id's summary: the shortest round-trip form, without a trailing ".0".
+std::string short_number(double v) {
+  std::string s = json(v).dump();
+  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
+  return s;
+}
+
+// What each run key accepts, in the words check_run_params uses where it has an opinion.
+std::string allowed_for(const std::string& key) {
+  if (key == "mode") return "\"greedy\" or \"sample\"";
+  if (key == "temperature") return "a finite number >= 0 (0 means greedy)";
+  if (key == "top_k") return "an integer >= 0 (0 turns top-k off)";
+  if (key == "top_p") return "a number in (0, 1] (1 turns top-p off)";
+  if (key == "seed") return seed_allowed();
+  if (key == "sampler_order") return "a list of distinct stages from {" + join(sampler_stage_names(), ", ") + "}";
+  if (key == "top_p_rule") return "one of {" + join(top_p_rule_names(), ", ") + "}";
+  if (key == "rng") return "one of {" + join(rng_names(), ", ") + "}";
+  if (key == "max_new_tokens") return "an integer >= 0 (0 records only the first prediction)";
+  if (key == "stop_at_eos" || key == "use_cache") return "true or false";
+  if (key == "top_candidates") return "an integer >= 0";
+  return "?";
+}
+
+class SpecReader {
+ public:
+  explicit SpecReader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw SpecError(path_ + ": " + (where.empty() ? "" : where + ": ") + what);
+  }
+  [[noreturn]] void fail_value(const std::string& where, const json& value, const std::string& allowed) const {
+    throw SpecError(path_ + ": " + describe_problem({"", shown(value), allowed}, where));
+  }
+
+  enum class Level { top, run, record };
+
+  void check_keys(const json& obj, const std::string& where, Level level) const {
+    const std::vector<std::string>& known = level == Level::top ? kTopKeys : level == Level::run ? kRunKeys : kRecordKeys;
+    for (const auto& item : obj.items()) {
+      if (contains(known, item.key())) continue;
+      fail(child(where, item.key()), "unknown key" + misplaced_hint(item.key(), level, known) + " (known here: " +
+                                         join(known, ", ") + ")");
+    }
+  }
+
+  // A key that is valid elsewhere is named with its place; otherwise the nearest key here.
+  static std::string misplaced_hint(const std::string& key, Level level, const std::vector<std::string>& known) {
+    if (level == Level::top && contains(kRunKeys, key)) return "; " + key + " belongs in each entry of runs";
+    if (level != Level::record && key == "top_candidates") return "; top_candidates belongs in record";
+    if (level == Level::run && contains(kTopKeys, key)) return "; " + key + " is a top-level key";
+    const std::string near = nearest_key(key, known);
+    return near.empty() ? "" : "; did you mean \"" + near + "\"?";
+  }
+
+  // Checks one scalar value of a run key (a grid element or a plain value) at `where`.
+  void check_run_value(const std::string& key, const json& v, const std::string& where) const {
+    RunParams trial;
+    apply_checked_type(key, v, where, trial);
+    for (const ParamProblem& p : check_run_params(trial)) {
+      if (p.field == key) throw SpecError(path_ + ": " + describe_problem(p, where));
+    }
+  }
+
+  // Type-checks `v` for `key` and stores it in `p`.
+  void apply_checked_type(const std::string& key, const json& v, const std::string& where, RunParams& p) const {
+    SamplingParams& s = p.sampling;
+    if (key == "temperature" || key == "top_p") {
+      if (!v.is_number()) fail_value(where, v, allowed_for(key));
+      (key == "temperature" ? s.temperature : s.top_p) = v.get<double>();
+    } else if (key == "top_k" || key == "max_new_tokens" || key == "top_candidates") {
+      if (!v.is_number_integer()) fail_value(where, v, allowed_for(key));
+      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+        fail_value(where, v, allowed_for(key));
+      const int64_t n = v.get<int64_t>();
+      (key == "top_k" ? s.top_k : key == "max_new_tokens" ? p.max_new_tokens : p.top_candidates) = n;
+    } else if (key == "seed") {
+      if (!v.is_number_unsigned()) fail_value(where, v, allowed_for(key));
+      s.seed = v.get<uint64_t>();
+    } else if (key == "sampler_order") {
+      if (!v.is_array() || v.empty()) fail_value(where, v, allowed_for(key));
+      s.sampler_order.clear();
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!v[i].is_string()) fail_value(element(where, i), v[i], allowed_for(key));
+        s.sampler_order.push_back(v[i].get<std::string>());
+      }
+    } else if (key == "top_p_rule" || key == "rng") {
+      if (!v.is_string()) fail_value(where, v, allowed_for(key));
+      (key == "rng" ? s.rng : s.top_p_rule) = v.get<std::string>();
+    } else if (key == "stop_at_eos" || key == "use_cache") {
+      if (!v.is_boolean()) fail_value(where, v, allowed_for(key));
+      (key == "stop_at_eos" ? p.stop_at_eos : p.use_cache) = v.get<bool>();
+    }
+  }
+
+  // A run key's values: a list expands into the grid, anything else is one value. For
+  // sampler_order (itself a list of names) the grid is a list of lists.
+  std::vector<std::pair<json, std::string>> axis_values(const std::string& key, const json& v,
+                                                        const std::string& where) const {
+    const bool is_grid = key == "sampler_order" ? (v.is_array() && !v.empty() && v[0].is_array()) : v.is_array();
+    std::vector<std::pair<json, std::string>> values;
+    if (!is_grid) {
+      check_run_value(key, v, where);
+      values.emplace_back(v, where);
+      return values;
+    }
+    if (v.empty()) fail(where, "empty list; give at least one value (" + allowed_for(key) + ")");
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string at = element(where, i);
+      if (key != "sampler_order" && v[i].is_array())
+        fail_value(at, v[i], allowed_for(key) + " (lists do not nest)");
+      check_run_value(key, v[i], at);
+      for (size_t j = 0; j < i; ++j) {
+        if (v[j] == v[i]) fail(at, shown(v[i]) + " repeats " + element(where, j) + "; list each value once");
+      }
+      values.emplace_back(v[i], at);
+    }
+    return values;
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string check_name(const SpecReader& r, const json& root) {
+  if (!root.contains("name")) r.fail("name", "missing; give the experiment a short name, e.g. \"name\": \"temperature\"");
+  const json& v = root["name"];
+  const std::string allowed = "a string of 1 to " + std::to_string(kMaxNameLength) +
+                              " letters, digits, '_', '-' or '.', starting with a letter or digit";
+  if (!v.is_string()) r.fail_value("name", v, allowed);
+  const std::string name = v.get<std::string>();
+  const auto ok_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; };
+  if (name.empty() || name.size() > kMaxNameLength || !std::isalnum(static_cast<unsigned char>(name[0])) ||
+      !std::all_of(name.begin(), name.end(), ok_char))
+    r.fail_value("name", v, allowed);
+  return name;
+}
+
+std::vector<std::string> check_prompts(const SpecReader& r, const json& root) {
+  if (!root.contains("prompts"))
+    r.fail("prompts", "missing; give a list of at least one prompt, e.g. \"prompts\": [\"the river bank was\"]");
+  const json& v = root["prompts"];
+  const std::string allowed = "a non-empty list of non-empty strings";
+  if (!v.is_array()) r.fail_value("prompts", v, allowed);
+  if (v.empty()) r.fail("prompts", "empty list; give at least one prompt, e.g. [\"the river bank was\"]");
+  std::vector<std::string> prompts;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const std::string at = element("prompts", i);
+    if (!v[i].is_string() || v[i].get<std::string>().empty()) r.fail_value(at, v[i], "a non-empty string");
+    for (size_t j = 0; j < i; ++j) {
+      if (prompts[j] == v[i].get<std::string>()) r.fail(at, "repeats prompts[" + std::to_string(j) + "]; list each prompt once");
+    }
+    prompts.push_back(v[i].get<std::string>());
+  }
+  return prompts;
+}
+
+int64_t check_record(const SpecReader& r, const json& root) {
+  RunParams defaults;
+  if (!root.contains("record")) return defaults.top_candidates;
+  const json& rec = root["record"];
+  if (!rec.is_object()) r.fail_value("record", rec, "an object, e.g. {\"top_candidates\": 5}");
+  r.check_keys(rec, "record", SpecReader::Level::record);
+  if (!rec.contains("top_candidates")) return defaults.top_candidates;
+  r.check_run_value("top_candidates", rec["top_candidates"], "record.top_candidates");
+  return rec["top_candidates"].get<int64_t>();
+}
+
+// Problems that only show in the combination (a stage left out of sampler_order while its
+// parameter is set) are reported at the run entry, with check_run_params' words.
+void check_combination(const SpecReader& r, const RunParams& p, const std::string& where) {
+  for (const ParamProblem& problem : check_run_params(p)) {
+    throw SpecError(r.path() + ": " + describe_problem(problem, child(where, problem.field)));
+  }
+}
+
+struct RunEntry {
+  std::string source;  // "runs[i]"
+  DecodeMode mode = DecodeMode::greedy;
+  std::vector<std::string> keys;                                       // grid axes, in kRunKeys order
+  std::vector<std::vector<std::pair<json, std::string>>> axes;         // values (and where) per axis
+};
+
+RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::string& where, const json& root) {
+  RunEntry out;
+  out.source = where;
+  if (!entry.is_object()) r.fail_value(where, entry, "an object such as {\"mode\": \"greedy\"}");
+  r.check_keys(entry, where, SpecReader::Level::run);
+  if (!entry.contains("mode")) r.fail(child(where, "mode"), "missing; give \"greedy\" or \"sample\"");
+  const json& mode = entry["mode"];
+  if (mode.is_array())
+    r.fail_value(child(where, "mode"), mode, "\"greedy\" or \"sample\" (one mode per run entry; write two entries)");
+  if (mode == "greedy") {
+    out.mode = DecodeMode::greedy;
+  } else if (mode == "sample") {
+    out.mode = DecodeMode::sample;
+  } else {
+    r.fail_value(child(where, "mode"), mode, allowed_for("mode"));
+  }
+  for (const std::string& key : kRunKeys) {
+    if (key == "mode") continue;
+    std::string at = child(where, key);
+    const json* value = nullptr;
+    if (entry.contains(key)) {
+      value = &entry[key];
+      if (out.mode == DecodeMode::greedy && contains(kSamplingOnlyKeys, key))
+        r.fail(at, "has no effect with mode \"greedy\" (it always picks the most probable token); remove it, or use mode \"sample\"");
+    } else if (contains(kInheritedKeys, key) && root.contains(key)) {
+      value = &root[key];
+      at = key;  // inherited: errors point at the top-level key
+    }
+    if (value == nullptr) continue;
+    out.keys.push_back(key);
+    out.axes.push_back(r.axis_values(key, *value, at));
+  }
+  if (out.mode == DecodeMode::sample && !entry.contains("seed")) {
+    bool all_first_prediction = false;
+    const auto it = std::find(out.keys.begin(), out.keys.end(), "max_new_tokens");
+    if (it != out.keys.end()) {
+      const auto& values = out.axes[static_cast<size_t>(it - out.keys.begin())];
+      all_first_prediction = std::all_of(values.begin(), values.end(), [](const auto& v) { return v.first == 0; });
+    }
+    if (!all_first_prediction)
+      r.fail(child(where, "seed"), std::string("missing; mode \"sample\" needs a seed (") + seed_allowed() +
+                                       "), e.g. \"seed\": 42; only first-prediction runs (max_new_tokens 0) may leave it out");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ExpandedRun::path_of(const std::string& key) const {
+  const auto it = value_paths.find(key);
+  return it != value_paths.end() ? it->second : child(source, key);
+}
+
+std::string nearest_key(const std::string& key, const std::vector<std::string>& known) {
+  // Optimal string alignment distance: insertions, deletions, substitutions, adjacent swaps.
+  const auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t cost = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                                    std::tolower(static_cast<unsigned char>(b[j - 1]))
+                                ? 0
+                                : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  // Keys are short; a typo is at most a third of the key (and at least 2 edits are forgiven).
+  if (key.size() > 4 * kMaxNameLength) return {};
+  const size_t limit = std::max<size_t>(2, key.size() / 3);
+  std::string best;
+  size_t best_distance = limit + 1;
+  for (const auto& candidate : known) {
+    const size_t dist = distance(key, candidate);
+    if (dist < best_distance) {
+      best = candidate;
+      best_distance = dist;
+    }
+  }
+  return best;
+}
+
+nlohmann::ordered_json params_to_json(const RunParams& p) {
+  const SamplingParams& s = p.sampling;
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["mode"] = to_string(s.mode);
+  j["temperature"] = s.temperature;
+  j["top_k"] = s.top_k;
+  j["top_p"] = s.top_p;
+  j["seed"] = s.seed;
+  j["sampler_order"] = s.sampler_order;
+  j["top_p_rule"] = s.top_p_rule;
+  j["rng"] = s.rng;
+  j["max_new_tokens"] = p.max_new_tokens;
+  j["stop_at_eos"] = p.stop_at_eos;
+  j["use_cache"] = p.use_cache;
+  j["top_candidates"] = p.top_candidates;
+  return j;
+}
+
+RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
+  const auto need = [&](const char* key, bool (json::*is)() const noexcept, const char* type) -> const json& {
+    if (!j.is_object() || !j.contains(key)) throw SpecError(where + "." + key + ": missing");
+    const json& v = j[key];
+    if (!(v.*is)()) throw SpecError(where + "." + key + " = " + shown(v) + " is not allowed; allowed: " + type);
+    return v;
+  };
+  RunParams p;
+  SamplingParams& s = p.sampling;
+  const std::string mode = need("mode", &json::is_string, "\"greedy\" or \"sample\"").get<std::string>();
+  if (mode != "greedy" && mode != "sample")
+    throw SpecError(where + ".mode = \"" + mode + "\" is not allowed; allowed: \"greedy\" or \"sample\"");
+  s.mode = mode == "greedy" ? DecodeMode::greedy : DecodeMode::sample;
+  s.temperature = need("temperature", &json::is_number, "a number").get<double>();
+  s.top_k = need("top_k", &json::is_number_integer, "an integer").get<int64_t>();
+  s.top_p = need("top_p", &json::is_number, "a number").get<double>();
+  s.seed = need("seed", &json::is_number_unsigned, "a non-negative integer").get<uint64_t>();
+  const json& order = need("sampler_order", &json::is_array, "a list of stage names");
+  s.sampler_order.clear();
+  for (const auto& stage : order) {
+    if (!stage.is_string()) throw SpecError(where + ".sampler_order: " + shown(stage) + " is not a stage name");
+    s.sampler_order.push_back(stage.get<std::string>());
+  }
+  s.top_p_rule = need("top_p_rule", &json::is_string, "a string").get<std::string>();
+  s.rng = need("rng", &json::is_string, "a string").get<std::string>();
+  p.max_new_tokens = need("max_new_tokens", &json::is_number_integer, "an integer").get<int64_t>();
+  p.stop_at_eos = need("stop_at_eos", &json::is_boolean, "true or false").get<bool>();
+  p.use_cache = need("use_cache", &json::is_boolean, "true or false").get<bool>();
+  p.top_candidates = need("top_candidates", &json::is_number_integer, "an integer").get<int64_t>();
+  return p;
+}
+
+std::string run_id(const std::string& experiment, int64_t prompt_index, const std::string& prompt, const RunParams& p) {
+  const SamplingParams& s = p.sampling;
+  std::string summary = to_string(s.mode);
+  if (s.mode == DecodeMode::sample) {
+    summary += "-t" + short_number(s.temperature);
+    if (s.top_k > 0) summary += "-k" + std::to_string(s.top_k);
+    if (s.top_p < 1.0) summary += "-p" + short_number(s.top_p);
+    summary += "-s" + std::to_string(s.seed);
+  }
+  // nlohmann's json keeps object keys sorted and dumps doubles in their shortest round-trip
+  // form, so this text is canonical: the same parameters always hash the same.
+  const nlohmann::json canonical = {{"params", nlohmann::json(params_to_json(p))}, {"prompt", prompt}};
+  const std::string hash = sha256_hex(canonical.dump()).substr(0, kIdHashHexDigits);
+  return experiment + "/p" + std::to_string(prompt_index) + "/" + summary + "-" + hash;
+}
+
+ExperimentSpec parse_experiment(const std::string& text, const std::string& path) {
+  const SpecReader r(path);
+  JsonParseOutcome parsed = parse_json_text(text);
+  if (!parsed.ok()) throw SpecError(path + ": " + parsed.problem);
+  const json& root = parsed.value;
+  if (!root.is_object()) r.fail_value("(top level)", root, "an object with name, prompts and runs (see docs/experiments.md)");
+  r.check_keys(root, "", SpecReader::Level::top);
+
+  ExperimentSpec spec;
+  spec.path = path;
+  spec.sha256 = sha256_hex(text);
+  spec.name = check_name(r, root);
+  if (root.contains("description")) {
+    if (!root["description"].is_string()) r.fail_value("description", root["description"], "a string");
+    spec.description = root["description"].get<std::string>();
+  }
+  spec.prompts = check_prompts(r, root);
+  const int64_t top_candidates = check_record(r, root);
+  for (const std::string& key : kInheritedKeys) {
+    if (root.contains(key)) r.axis_values(key, root[key], key);  // checked even if every run overrides it
+  }
+  if (!root.contains("runs")) r.fail("runs", "missing; give a list of run entries, e.g. \"runs\": [{\"mode\": \"greedy\"}]");
+  const json& runs = root["runs"];
+  if (!runs.is_array()) r.fail_value("runs", runs, "a non-empty list of run entries");
+  if (runs.empty()) r.fail("runs", "empty list; give at least one run entry, e.g. {\"mode\": \"greedy\"}");
+
+  std::vector<RunEntry> entries;
+  uint64_t total = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    entries.push_back(check_run_entry(r, runs[i], element("runs", i), root));
+    uint64_t count = spec.prompts.size();
+    for (const auto& axis : entries.back().axes) {
+      count = axis.size() > kMaxRunsPerExperiment / std::max<uint64_t>(count, 1) ? kMaxRunsPerExperiment + 1 : count * axis.size();
+    }
+    total = std::min(total + count, kMaxRunsPerExperiment + 1);
+  }
+  if (total > kMaxRunsPerExperiment)
+    r.fail("runs", "expands to more than " + std::to_string(kMaxRunsPerExperiment) +
+                       " runs; split the grid into several files, or check for a list where one value was meant");
+
+  std::map<std::string, std::string> seen_ids;  // id -> where it came from
+  for (size_t pi = 0; pi < spec.prompts.size(); ++pi) {
+    for (const RunEntry& e : entries) {
+      std::vector<size_t> pick(e.axes.size(), 0);
+      while (true) {
+        ExpandedRun run;
+        run.experiment = spec.name;
+        run.prompt_index = static_cast<int64_t>(pi);
+        run.prompt = spec.prompts[pi];
+        run.source = e.source;
+        run.params.sampling.mode = e.mode;
+        run.params.top_candidates = top_candidates;
+        for (size_t a = 0; a < e.axes.size(); ++a) {
+          const auto& [value, where] = e.axes[a][pick[a]];
+          r.apply_checked_type(e.keys[a], value, where, run.params);
+          run.value_paths[e.keys[a]] = where;
+        }
+        check_combination(r, run.params, e.source);
+        run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
+        const auto [it, inserted] = seen_ids.emplace(run.id, e.source);
+        if (!inserted)
+          r.fail(e.source, "expands to a run that " + it->second + " already gives (id " + run.id + "); list each run once");
+        spec.runs.push_back(std::move(run));
+        // Odometer over the axes: the last axis varies fastest.
+        size_t a = e.axes.size();
+        while (a > 0 && ++pick[a - 1] == e.axes[a - 1].size()) pick[--a] = 0;
+        if (a == 0) break;
+      }
+    }
+  }
+  spec.spec = std::move(parsed.value);
+  return spec;
+}
+
+ExperimentSpec load_experiment(const std::string& path) {
+  std::string text, problem;
+  if (!read_text_file(path, text, problem, kMaxExperimentFileBytes))
+    throw SpecError(path + ": " + problem + "; give the path of an experiment file (e.g. experiments/article/greedy.json)");
+  return parse_experiment(text, path);
+}
+
+std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw SpecError("no experiment files given; e.g. genrepro run experiments/article/*.json");
+  std::vector<ExperimentSpec> specs;
+  std::map<std::string, std::string> names;
+  for (const auto& path : paths) {
+    specs.push_back(load_experiment(path));
+    const auto [it, inserted] = names.emplace(specs.back().name, path);
+    if (!inserted)
+      throw SpecError(path + ": name: \"" + specs.back().name + "\" is also the name of " + it->second +
+                      "; run ids would collide, so give each experiment its own name");
+  }
+  return specs;
+}
+
+}  // namespace genrepro

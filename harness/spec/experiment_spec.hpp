@@ -1,0 +1,70 @@
+#pragma once
+// Experiment files: a researcher's declarative list of generation runs (docs/experiments.md,
+// docs/schema/experiment.schema.json). This stage reads and validates a file and expands it into
+// the runs it asks for; nothing here needs a model. Every problem is a SpecError of one line:
+// "<file>: <json path> = <value> is not allowed; allowed: <what>" or "<file>: <json path>: <problem>".
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "spec/run_params.hpp"
+
+namespace genrepro {
+
+// Experiment files are small; anything bigger than this is not one (and is never read whole).
+constexpr uint64_t kMaxExperimentFileBytes = 1 << 20;
+
+// One run after grid expansion: everything the engine needs, all defaults filled in.
+struct ExpandedRun {
+  std::string id;          // "<experiment>/p<prompt>/<summary>-<8 hex>" (docs/evidence-format.md)
+  std::string experiment;  // the experiment's name
+  int64_t prompt_index = 0;
+  std::string prompt;
+  RunParams params;
+  std::string source;      // JSON path of the run entry it came from ("runs[2]"), for messages
+  std::map<std::string, std::string> value_paths;  // run key -> JSON path of the value used
+
+  // Where `key`'s value was written ("runs[1].max_new_tokens[2]", or the top-level default),
+  // or the run entry's path plus the key when the default applied.
+  std::string path_of(const std::string& key) const;
+};
+
+struct ExperimentSpec {
+  std::string path;         // as given on the command line
+  std::string sha256;       // of the file's bytes
+  std::string name;
+  std::string description;
+  std::vector<std::string> prompts;
+  nlohmann::json spec;      // the file as parsed, recorded in the evidence
+  std::vector<ExpandedRun> runs;  // prompts outer, then run entries in order, then the grid
+};
+
+// Parses and validates one experiment file's text and expands its grid. `path` names the file
+// in messages and in the result.
+ExperimentSpec parse_experiment(const std::string& text, const std::string& path);
+
+// Reads `path` (missing, a directory, too large: SpecError) and calls parse_experiment.
+ExperimentSpec load_experiment(const std::string& path);
+
+// Loads every file, refusing an empty list and two experiments with the same name (their run
+// ids would collide). All checks that need no model happen here, before anything runs.
+std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths);
+
+// The parameters as written in evidence ("params"): every field, defaults filled in.
+nlohmann::ordered_json params_to_json(const RunParams& p);
+// The inverse; throws SpecError naming `where` on a missing or mistyped field.
+RunParams params_from_json(const nlohmann::json& j, const std::string& where);
+
+// The stable id of a run: experiment name, prompt index, a short summary of the parameters,
+// and the first 8 hex digits of sha256 over the canonical JSON {"params": ..., "prompt": ...}.
+std::string run_id(const std::string& experiment, int64_t prompt_index, const std::string& prompt,
+                   const RunParams& p);
+
+// The known key closest to `key` by edit distance, or empty when none is close enough to be a
+// plausible typo.
+std::string nearest_key(const std::string& key, const std::vector<std::string>& known);
+
+}  // namespace genrepro

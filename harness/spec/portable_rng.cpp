@@ -1,0 +1,54 @@
+#include "spec/portable_rng.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace genrepro {
+
+namespace {
+
+constexpr int kMantissaBits = 53;  // std::numeric_limits<double>::digits, as uniform_real<double> uses
+constexpr uint64_t kMantissaMask = (uint64_t{1} << kMantissaBits) - 1;
+constexpr double kTwoToMinus53 = 1.0 / static_cast<double>(uint64_t{1} << kMantissaBits);
+constexpr double kLambda = 1.0;  // multinomial draws Exp(1)
+
+}  // namespace
+
+PortableMultinomial::PortableMultinomial(uint64_t seed) : engine_(static_cast<uint32_t>(seed)) {}
+
+float PortableMultinomial::next_exponential() {
+  const uint64_t high = engine_();
+  const uint64_t low = engine_();
+  const uint64_t bits = (high << 32) | low;
+  const double u = static_cast<double>(bits & kMantissaMask) * kTwoToMinus53;
+  return static_cast<float>(-1.0 / kLambda * std::log(1.0 - u));
+}
+
+int64_t PortableMultinomial::sample(const float* probs, size_t n) {
+  if (n == 0) throw std::invalid_argument("multinomial: empty probability vector");
+  bool any_positive = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (!(probs[i] >= 0) || std::isinf(probs[i]))
+      throw std::invalid_argument("multinomial: probability " + std::to_string(i) + " is " +
+                                  std::to_string(probs[i]) + "; allowed: finite and >= 0");
+    any_positive = any_positive || probs[i] > 0;
+  }
+  if (!any_positive) throw std::invalid_argument("multinomial: all probabilities are 0");
+
+  // torch fills the whole q tensor first, then divides; drawing in the same index order while
+  // racing gives the same numbers.
+  int64_t best = -1;
+  float best_ratio = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float ratio = probs[i] / next_exponential();
+    if (best >= 0 && std::isnan(best_ratio)) continue;  // keep consuming draws; the first NaN already won
+    if (best < 0 || std::isnan(ratio) || ratio > best_ratio) {
+      best = static_cast<int64_t>(i);
+      best_ratio = ratio;
+    }
+  }
+  return best;
+}
+
+}  // namespace genrepro

@@ -1,0 +1,124 @@
+// merge: shards of one run join into the unsharded evidence; anything that is not exactly the
+// shards of one run (a missing shard, a shard twice, a different environment, a run from
+// another experiment) is refused with a message naming the file and what differs.
+#include "evidence/evidence_merge.hpp"
+
+#include <gtest/gtest.h>
+
+#include "util/errors.hpp"
+#include "spec/experiment_spec.hpp"
+#include "util/shard.hpp"
+
+namespace genrepro {
+namespace {
+
+constexpr const char* kSpec =
+    R"({"name": "m", "prompts": ["a", "b"], "runs": [{"mode": "greedy"}, {"mode": "sample", "seed": [1, 2, 3]}]})";
+
+// An "unsharded run" without a model: every expanded run with a made-up output.
+Evidence unsharded() {
+  const ExperimentSpec spec = parse_experiment(kSpec, "experiments/m.json");
+  Evidence e;
+  e.genrepro = {"0.1.0", "c0ffee"};
+  e.created_utc = "2026-01-01T00:00:00Z";
+  e.model.source = "fixture";
+  e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
+  for (size_t i = 0; i < spec.runs.size(); ++i) {
+    RunRecord r;
+    r.id = spec.runs[i].id;
+    r.experiment = spec.name;
+    r.index = static_cast<int64_t>(i);
+    r.prompt_index = spec.runs[i].prompt_index;
+    r.prompt = spec.runs[i].prompt;
+    r.params = spec.runs[i].params;
+    r.result.output_ids = {static_cast<int64_t>(i)};
+    e.runs.push_back(r);
+  }
+  return e;
+}
+
+Evidence shard_of(const Evidence& all, Shard s, const std::string& created) {
+  Evidence e = all;
+  e.created_utc = created;
+  e.environment.threads.runs_concurrently = static_cast<int>(s.index);  // volatile: may differ
+  e.runs.clear();
+  for (const auto& r : all.runs) {
+    if (shard_selects(s, r.index)) e.runs.push_back(r);
+  }
+  return e;
+}
+
+std::string merge_error(const std::vector<std::pair<std::string, Evidence>>& shards) {
+  try {
+    merge_evidence(shards);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(EvidenceMerge, ThreeShardsGiveTheUnshardedEvidence) {
+  const Evidence all = unsharded();
+  ASSERT_EQ(all.runs.size(), 8u);
+  // Shards given out of order: the merge restores index order.
+  const Evidence merged = merge_evidence({{"s3", shard_of(all, {3, 3}, "2026-01-03T00:00:00Z")},
+                                          {"s1", shard_of(all, {1, 3}, "2026-01-01T00:00:00Z")},
+                                          {"s2", shard_of(all, {2, 3}, "2026-01-02T00:00:00Z")}});
+  Evidence expected = all;
+  expected.created_utc = "2026-01-03T00:00:00Z";
+  expected.environment.threads.runs_concurrently = 3;  // taken from the first file given
+  EXPECT_EQ(evidence_text(merged), evidence_text(expected));
+}
+
+TEST(EvidenceMerge, RefusesMissingDuplicateAndForeignRuns) {
+  const Evidence all = unsharded();
+  const Evidence s1 = shard_of(all, {1, 2}, "t"), s2 = shard_of(all, {2, 2}, "t");
+  EXPECT_EQ(merge_error({{"s1.json", s1}}),
+            "merge: 4 of 8 runs are in none of the files (indices 1, 3, 5, 7); give the evidence of every shard");
+  EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", s2}, {"again.json", s1}}),
+            "again.json: runs[0]: run " + all.runs[0].id + " (index 0) is also in s1.json; give each shard once");
+  Evidence foreign = s2;
+  foreign.runs[0].id = "m/p0/greedy-00000000";
+  EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", foreign}}),
+            "s2.json: runs[0]: id m/p0/greedy-00000000 is not the run with index 1 (" + all.runs[1].id +
+                "); the file was not written by genrepro run for these experiments");
+  Evidence out_of_range = s2;
+  out_of_range.runs[0].index = 8;
+  EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", out_of_range}}),
+            "s2.json: runs[0]: index 8 is outside the 8 runs its experiments expand to");
+}
+
+TEST(EvidenceMerge, RefusesShardsOfDifferentRuns) {
+  const Evidence all = unsharded();
+  const Evidence s1 = shard_of(all, {1, 2}, "t");
+  Evidence s2 = shard_of(all, {2, 2}, "t");
+  s2.environment.cpu.model = "another CPU";
+  EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", s2}}),
+            "s2.json: environment.cpu.model differs from s1.json; only shards of one run (same genrepro, environment, "
+            "model and experiments) can be merged");
+  s2 = shard_of(all, {2, 2}, "t");
+  s2.model.files["model.safetensors"] = {"ff", 1};
+  EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", s2}}).substr(0, 16), "s2.json: model.f");
+}
+
+TEST(Shard, ParseAndSelect) {
+  const Shard s = parse_shard("2/3");
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 3);
+  EXPECT_FALSE(shard_selects(s, 0));
+  EXPECT_TRUE(shard_selects(s, 1));
+  EXPECT_TRUE(shard_selects(s, 4));
+  for (const char* bad : {"0/2", "3/2", "1/0", "a/b", "1", "1/2/3", "-1/2", "/2", "1/"}) {
+    try {
+      parse_shard(bad);
+      ADD_FAILURE() << bad;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("--shard ") + bad +
+                                           ": expected I/N with whole numbers 1 <= I <= N <= 1000000, e.g. --shard 1/4 "
+                                           "for the first of four shards");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace genrepro

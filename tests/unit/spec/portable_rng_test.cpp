@@ -1,0 +1,58 @@
+// The portable race against numbers recorded from PyTorch 1.13 (python3-torch 1.13.1, the same
+// library the engine links), so this core test needs no libtorch:
+//   g = torch.Generator().manual_seed(42); torch.empty(6).exponential_(1, generator=g)
+//   g = torch.Generator().manual_seed(42); [torch.multinomial(p, 1, generator=g) for 20 draws]
+// The engine test (tests/unit/engine/portable_rng_vs_torch_test.cpp) compares thousands of draws live.
+#include "spec/portable_rng.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace genrepro {
+namespace {
+
+TEST(PortableMultinomial, ExponentialDrawsEqualTorchBitForBit) {
+  // float.hex() of the values above; exact equality is the point (same bits, same cast).
+  const std::vector<float> seed42 = {0x1.ead0ccp-5f, 0x1.0a2468p-4f, 0x1.0e2a62p-3f,
+                                     0x1.ba795ep-5f, 0x1.7e6b14p-1f, 0x1.4ba782p-1f};
+  PortableMultinomial race42(42);
+  for (size_t i = 0; i < seed42.size(); ++i) EXPECT_EQ(race42.next_exponential(), seed42[i]) << "draw " << i;
+  const std::vector<float> seed0 = {0x1.c110d6p+1f, 0x1.3afa7ep+0f, 0x1.3ae710p-1f};
+  PortableMultinomial race0(0);
+  for (size_t i = 0; i < seed0.size(); ++i) EXPECT_EQ(race0.next_exponential(), seed0[i]) << "draw " << i;
+}
+
+TEST(PortableMultinomial, SequenceOfSamplesEqualsTorch) {
+  const std::vector<float> probs = {0.1f, 0.2f, 0.3f, 0.4f};
+  const std::vector<int64_t> torch_picks = {3, 1, 2, 2, 0, 0, 1, 3, 1, 1, 1, 3, 3, 0, 3, 0, 1, 1, 3, 2};
+  PortableMultinomial race(42);
+  std::vector<int64_t> picks;
+  for (size_t i = 0; i < torch_picks.size(); ++i) picks.push_back(race.sample(probs.data(), probs.size()));
+  EXPECT_EQ(picks, torch_picks);
+}
+
+TEST(PortableMultinomial, SeedUsesLow32BitsLikeTorch) {
+  // torch: manual_seed(2**32 + 42) draws what manual_seed(42) draws (recorded: the same 20 picks).
+  PortableMultinomial a(42), b((uint64_t{1} << 32) + 42);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(a.next_exponential(), b.next_exponential());
+}
+
+TEST(PortableMultinomial, ZeroProbabilityIsNeverPicked) {
+  const std::vector<float> probs = {0.f, 1.f, 0.f};
+  PortableMultinomial race(7);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(race.sample(probs.data(), probs.size()), 1);
+}
+
+TEST(PortableMultinomial, RejectsWhatTorchRejects) {
+  PortableMultinomial race(1);
+  const std::vector<float> negative = {0.5f, -0.1f};
+  const std::vector<float> zeros = {0.f, 0.f};
+  EXPECT_THROW(race.sample(negative.data(), negative.size()), std::invalid_argument);
+  EXPECT_THROW(race.sample(zeros.data(), zeros.size()), std::invalid_argument);
+  EXPECT_THROW(race.sample(nullptr, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace genrepro
