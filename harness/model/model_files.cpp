@@ -1,18 +1,13 @@
 #include "model/model_files.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <vector>
 
 #include "util/errors.hpp"
-#include "model/fixture_model.hpp"
 
 namespace genrepro {
 
@@ -22,8 +17,6 @@ namespace {
 
 // The Hugging Face cache keeps a repository `gpt2` under hub/models--gpt2/{refs,snapshots,blobs}.
 constexpr const char* kHfRepoFolder = "models--gpt2";
-constexpr const char* kFixtureSubdir = "fixtures";
-constexpr const char* kDefaultFixtureName = "tiny";
 
 const char* kMakeModelHint =
     "a model directory holds config.json, model.safetensors, vocab.json and merges.txt (Hugging Face "
@@ -47,11 +40,6 @@ bool is_dir(const fs::path& p) {
 bool is_file(const fs::path& p) {
   std::error_code ec;
   return fs::is_regular_file(p, ec);  // follows symlinks (the HF cache's snapshot -> blob links)
-}
-
-std::string getenv_str(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
 }
 
 // A snapshot directory inside a models--gpt2 folder: the revision refs/main names, else the only
@@ -168,99 +156,6 @@ ModelFiles locate_model_dir(const std::string& dir_in, ModelSource source) {
   }
   m.source_note = "model: " + m.dir + " (" + source_label(source) +
                   (snapshot_why.empty() ? std::string() : ", " + snapshot_why) + ")";
-  return m;
-}
-
-std::string default_tokenizer_dir() {
-  const std::string env = getenv_str("GENREPRO_TOKENIZER_DIR");
-  return env.empty() ? std::string(GENREPRO_DEFAULT_TOKENIZER_DIR) : env;
-}
-
-std::string default_cache_dir() {
-  if (auto d = getenv_str("GENREPRO_CACHE_DIR"); !d.empty()) return d;
-  if (auto d = getenv_str("XDG_CACHE_HOME"); !d.empty()) return (fs::path(d) / "genrepro").string();
-  if (auto d = getenv_str("HOME"); !d.empty()) return (fs::path(d) / ".cache" / "genrepro").string();
-  throw UsageError("no cache directory: none of $GENREPRO_CACHE_DIR, $XDG_CACHE_HOME, $HOME is set; "
-                   "set GENREPRO_CACHE_DIR or pass --model DIR");
-}
-
-namespace {
-
-// The Hugging Face hub caches to search, in the order huggingface_hub itself resolves them.
-std::vector<std::pair<fs::path, std::string>> hf_hub_candidates() {
-  std::vector<std::pair<fs::path, std::string>> out;
-  if (auto d = getenv_str("HF_HUB_CACHE"); !d.empty()) out.push_back({d, "$HF_HUB_CACHE"});
-  if (auto d = getenv_str("HF_HOME"); !d.empty()) out.push_back({fs::path(d) / "hub", "$HF_HOME/hub"});
-  if (auto d = getenv_str("HOME"); !d.empty())
-    out.push_back({fs::path(d) / ".cache" / "huggingface" / "hub", "~/.cache/huggingface/hub"});
-  return out;
-}
-
-// Makes the tiny fixture at `target` so that no process ever sees half a model: everything is
-// written into a fresh sibling directory that is renamed into place in one step. When another
-// process wins the race, its (complete) directory is kept and ours is removed.
-void make_fixture_atomically(const fs::path& target, const std::string& tokenizer_dir) {
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec)
-    throw ModelFileError(target.parent_path().string() + ": cannot create the fixture cache directory (" +
-                         ec.message() + "); set GENREPRO_CACHE_DIR or pass --model DIR");
-  std::random_device rd;  // only names the temporary directory; never touches model bytes
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp." +
-                                               std::to_string(::getpid()) + "." + std::to_string(rd()));
-  try {
-    fs::create_directory(tmp);
-    write_fixture_model(tmp.string(), FixturePreset::tiny, tokenizer_dir);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove_all(tmp, ec);  // another process made it first (ENOTEMPTY/EEXIST): use theirs
-    if (!is_dir(target))
-      throw ModelFileError(target.string() + ": cannot move the new fixture into place; set GENREPRO_CACHE_DIR "
-                           "or pass --model DIR");
-  }
-}
-
-}  // namespace
-
-ModelFiles resolve_model(const ModelResolveOptions& opts) {
-  if (opts.flag) return locate_model_dir(*opts.flag, ModelSource::flag);
-  if (auto env = getenv_str("GENREPRO_MODEL"); !env.empty()) return locate_model_dir(env, ModelSource::env);
-
-  // An incomplete gpt2 snapshot (e.g. only pytorch_model.bin downloaded) is skipped, and the
-  // note says so, rather than blocking the default path.
-  std::string skipped;
-  for (const auto& [hub, name] : hf_hub_candidates()) {
-    if (!is_dir(hub / kHfRepoFolder / "snapshots")) continue;
-    try {
-      ModelFiles m = locate_model_dir((hub / kHfRepoFolder).string(), ModelSource::hf_cache);
-      m.source_note += " [" + name + "]";
-      return m;
-    } catch (const ModelFileError& e) {
-      skipped = std::string("; skipped the gpt2 snapshot in ") + name + ": " + e.what();
-    }
-  }
-
-  const fs::path cache = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
-  const fs::path target = cache / kFixtureSubdir / kDefaultFixtureName;
-  std::string made = "cached";
-  if (!is_dir(target)) {
-    make_fixture_atomically(target, opts.tokenizer_dir.empty() ? default_tokenizer_dir() : opts.tokenizer_dir);
-    made = "made now";
-  }
-  ModelFiles m;
-  try {
-    m = locate_model_dir(target.string(), ModelSource::fixture);
-  } catch (const ModelFileError& e) {
-    throw ModelFileError(std::string(e.what()) + " [the cached fixture is damaged: remove " + target.string() +
-                         " and it will be made again]");
-  }
-  m.source_note = "model: " + m.dir + " (the tiny fixture, " + made +
-                  ": no --model, no $GENREPRO_MODEL, no complete gpt2 snapshot in the Hugging Face cache" +
-                  skipped + ")";
   return m;
 }
 

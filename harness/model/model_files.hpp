@@ -29,11 +29,15 @@ struct ModelResolveOptions {
   std::optional<std::string> flag;   // --model
   std::string tokenizer_dir;         // where the fixture's tokenizer files come from
   std::string cache_dir;             // where the default tiny fixture is made on first use
+  bool require_real_model = false;   // --require-real-model: never fall back to the fixture
 };
 
-// --model, else $GENREPRO_MODEL, else a gpt2 snapshot in the Hugging Face cache
-// ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub), else the tiny fixture under
-// cache_dir (made on first use). The caller prints source_note on stderr.
+// --model DIR, else $GENREPRO_MODEL, else a gpt2 snapshot in the Hugging Face cache
+// ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub), else the tiny random-weight fixture
+// under cache_dir (made on first use). It never lies about which: a model that was asked for or
+// found but is broken is a ModelFileError, never a fallback; `--model gpt2` means the Hugging Face
+// cache's gpt2 and nothing else; require_real_model refuses the fixture. The caller prints
+// source_note on stderr (model_resolution.cpp).
 ModelFiles resolve_model(const ModelResolveOptions& opts);
 
 // Default directories: $GENREPRO_TOKENIZER_DIR or the compiled-in path that scripts/setup.sh

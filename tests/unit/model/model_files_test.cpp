@@ -230,30 +230,76 @@ TEST(ResolveModel, ErrorsFromFlagAndEnvAreNotSwallowed) {
 }
 
 TEST(ResolveModel, FallsBackToTheTinyFixtureMadeOnFirstUse) {
-  ScratchDir home, cache, hub;
+  ScratchDir home, cache;
   CleanEnv clean(home);
-  // An incomplete gpt2 snapshot (only config.json, as after a partial download) is skipped with a note.
-  fs::create_directories(hub.path() / "models--gpt2" / "snapshots" / "partial");
-  test::write_bytes(hub.path() / "models--gpt2" / "snapshots" / "partial" / "config.json", "{}");
-  EnvGuard hub_env("HF_HUB_CACHE", hub.path().string());
-
   ModelResolveOptions opts;
   opts.cache_dir = cache.path().string();
   opts.tokenizer_dir = GENREPRO_TEST_TOKENIZER_DIR;
   const ModelFiles first = resolve_model(opts);
   EXPECT_EQ(first.source, ModelSource::fixture);
   EXPECT_EQ(first.dir, (cache.path() / "fixtures" / "tiny").string());
-  EXPECT_NE(first.source_note.find("(the tiny fixture, made now: no --model"), std::string::npos) << first.source_note;
-  EXPECT_NE(first.source_note.find("skipped the gpt2 snapshot in $HF_HUB_CACHE"), std::string::npos)
-      << first.source_note;
-  EXPECT_NE(first.source_note.find("missing model.safetensors"), std::string::npos) << first.source_note;
-  EXPECT_EQ(first.source_note.find('\n'), std::string::npos);
+  // One short line that says what it is and that its outputs mean nothing.
+  EXPECT_EQ(first.source_note, "model: the tiny random-weight fixture (" + first.dir +
+                                   "): no model given or found, so outputs are noise by design; pass --model DIR "
+                                   "for real weights");
   // No temporary directory is left beside it.
   EXPECT_EQ(std::distance(fs::directory_iterator(cache.path() / "fixtures"), {}), 1);
 
   const ModelFiles second = resolve_model(opts);
   EXPECT_EQ(second.dir, first.dir);
-  EXPECT_NE(second.source_note.find("(the tiny fixture, cached:"), std::string::npos) << second.source_note;
+  EXPECT_EQ(second.source_note, first.source_note);
+}
+
+TEST(ResolveModel, IncompleteGpt2SnapshotIsAnErrorNotAFallback) {
+  ScratchDir home, cache, hub;
+  CleanEnv clean(home);
+  // Only config.json, as after a partial download: found, so it must be complete.
+  fs::create_directories(hub.path() / "models--gpt2" / "snapshots" / "partial");
+  test::write_bytes(hub.path() / "models--gpt2" / "snapshots" / "partial" / "config.json", "{}");
+  EnvGuard hub_env("HF_HUB_CACHE", hub.path().string());
+  ModelResolveOptions opts;
+  opts.cache_dir = cache.path().string();
+  opts.tokenizer_dir = GENREPRO_TEST_TOKENIZER_DIR;
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError, "missing model.safetensors");
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError,
+                   "[the gpt2 snapshot found in $HF_HUB_CACHE is incomplete or damaged: complete the download, "
+                   "remove it, or pass --model DIR]");
+  EXPECT_FALSE(fs::exists(cache.path() / "fixtures")) << "no fixture may be made in its place";
+  // A models--gpt2 folder without any snapshot is found too, and refused the same way.
+  fs::remove_all(hub.path() / "models--gpt2" / "snapshots");
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError, "the gpt2 snapshot found in $HF_HUB_CACHE");
+}
+
+TEST(ResolveModel, ModelGpt2MeansTheHuggingFaceCacheOnly) {
+  ScratchDir home, hub, workdir;
+  CleanEnv clean(home);
+  ModelResolveOptions opts;
+  opts.flag = "gpt2";
+  // Not a directory named gpt2 in the working directory, and never the fixture.
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError,
+                   "--model gpt2: no gpt2 snapshot in the Hugging Face cache (~/.cache/huggingface/hub); "
+                   "README.md, 'The model', says how to download GPT-2, or pass --model DIR");
+  make_hf_cache_snapshot(hub.path(), "r1");
+  EnvGuard hub_env("HF_HUB_CACHE", hub.path().string());
+  const ModelFiles m = resolve_model(opts);
+  EXPECT_EQ(m.source, ModelSource::hf_cache);
+  EXPECT_EQ(m.dir, (hub.path() / "models--gpt2" / "snapshots" / "r1").string());
+}
+
+TEST(ResolveModel, RequireRealModelRefusesTheFixture) {
+  ScratchDir home, cache, hub;
+  CleanEnv clean(home);
+  ModelResolveOptions opts;
+  opts.cache_dir = cache.path().string();
+  opts.tokenizer_dir = GENREPRO_TEST_TOKENIZER_DIR;
+  opts.require_real_model = true;
+  EXPECT_THROW_MSG(resolve_model(opts), ModelFileError,
+                   "--require-real-model: no model given or found (no --model, no $GENREPRO_MODEL, no gpt2 in "
+                   "~/.cache/huggingface/hub), and the random-weight fixture is not allowed");
+  EXPECT_FALSE(fs::exists(cache.path() / "fixtures"));
+  make_hf_cache_snapshot(hub.path(), "r1");
+  EnvGuard hub_env("HF_HUB_CACHE", hub.path().string());
+  EXPECT_EQ(resolve_model(opts).source, ModelSource::hf_cache);
 }
 
 TEST(ResolveModel, DamagedCachedFixtureSaysHowToRepairIt) {
