@@ -2,8 +2,12 @@
 #include <memory>
 #include <string>
 
+#include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
+#include "evidence/diff_ci_report.hpp"
 #include "evidence/evidence_diff.hpp"
+#include "util/atomic_file.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro::cli {
 
@@ -14,9 +18,21 @@ struct DiffOptions {
   std::string evidence;  // the new evidence
   bool json = false;
   double prob_tolerance = kDefaultProbTolerance;
+  std::string junit;        // write a JUnit XML report here (empty: none)
+  std::string annotations;  // "github": print workflow-command annotations (empty: none)
+  bool junit_given = false;  // --junit was on the command line (so an empty value is refused)
 };
 
+void check_diff_options(const DiffOptions& a) {
+  if (!a.annotations.empty() && a.annotations != "github")
+    throw UsageError("--annotations " + a.annotations + ": allowed: github (GitHub Actions ::error/::warning lines)");
+  if (!a.annotations.empty() && a.json)
+    throw UsageError("--annotations and --json both print on stdout; drop one (--junit FILE goes with either)");
+  if (a.junit_given) check_output_file("--junit", a.junit, {a.golden, a.evidence});
+}
+
 int run_diff(const DiffOptions& a, Console& io) {
+  check_diff_options(a);
   const std::vector<EvidenceFile> golden = load_golden(a.golden);
   const EvidenceFile current = load_evidence_json(a.evidence);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
@@ -24,6 +40,8 @@ int run_diff(const DiffOptions& a, Console& io) {
     io.out << diff_to_json(d).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
   else
     io.out << format_diff_text(d);
+  if (a.annotations == "github") io.out << diff_to_github_annotations(d);
+  if (!a.junit.empty()) write_file_atomically(a.junit, diff_to_junit(d));
   return d.agree() ? kExitOk : kExitDiffer;
 }
 
@@ -45,7 +63,17 @@ void setup_diff(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--prob-tolerance", a->prob_tolerance,
                   "Absolute tolerance for every compared probability (docs/diff.md says why the default)")
       ->capture_default_str();
-  cmd->callback([a, &ctx] { ctx.exit_code = run_diff(*a, ctx.io); });
+  CLI::Option* junit = cmd->add_option("--junit", a->junit,
+                                       "Also write a JUnit XML report to FILE: one test case per run; a differing,\n"
+                                       "missing or extra run is a failure naming the verdict, the token and both probabilities")
+                           ->type_name("FILE");
+  cmd->add_option("--annotations", a->annotations,
+                  "github: also print one GitHub Actions ::error line per failing run (and a ::warning for\n"
+                  "environment differences), which the workflow shows as annotations");
+  cmd->callback([a, &ctx, junit] {
+    a->junit_given = junit->count() > 0;
+    ctx.exit_code = run_diff(*a, ctx.io);
+  });
 }
 
 }  // namespace genrepro::cli

@@ -1,0 +1,173 @@
+#include "evidence/diff_ci_report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+#include "util/utf8.hpp"
+
+namespace genrepro {
+
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+// Token text as a quoted, printable string: control characters become \n, \t or \uXXXX, so that
+// neither XML nor a workflow command line ever holds a raw control byte.
+std::string quoted_token(const std::string& raw) {
+  const std::string text = replace_invalid_utf8(raw);
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else if (c < 0x20 || c == 0x7F) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\u%04X", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string describe_token(const char* which, const TokenAtStep& t, const char* prob_label, const std::optional<double>& p) {
+  std::string s = std::string(which) + " token ";
+  if (!t.id) return s + "(none: the run had stopped)";
+  s += std::to_string(*t.id) + " " + quoted_token(t.text);
+  if (p) s += std::string(" (") + prob_label + " " + number(*p) + ")";
+  return s;
+}
+
+std::string experiment_of(const std::string& run_id) { return run_id.substr(0, run_id.find('/')); }
+
+// XML 1.0 text: the five escapes, and no character XML forbids (the input is already printable
+// except for \n and \t, which XML allows).
+std::string xml_escape(const std::string& raw) {
+  const std::string text = replace_invalid_utf8(raw);
+  std::string out;
+  for (unsigned char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') out += "?";
+        else out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+// GitHub workflow commands end at a newline and treat % specially: the documented escapes.
+std::string annotation_escape(const std::string& text) {
+  std::string out;
+  for (char c : replace_invalid_utf8(text)) {
+    if (c == '%') out += "%25";
+    else if (c == '\r') out += "%0D";
+    else if (c == '\n') out += "%0A";
+    else out += c;
+  }
+  return out;
+}
+
+// A property value (file=..., title=...) also ends at ',' and ':'.
+std::string annotation_property(const std::string& text) {
+  std::string out;
+  for (char c : annotation_escape(text)) {
+    if (c == ':') out += "%3A";
+    else if (c == ',') out += "%2C";
+    else out += c;
+  }
+  return out;
+}
+
+void testcase(std::ostringstream& xml, const std::string& id, const std::string* failure_type,
+              const std::string& message) {
+  xml << "    <testcase name=\"" << xml_escape(id) << "\" classname=\"" << xml_escape(experiment_of(id))
+      << "\" time=\"0\"";
+  if (failure_type == nullptr) {
+    xml << "/>\n";
+    return;
+  }
+  xml << ">\n      <failure type=\"" << xml_escape(*failure_type) << "\" message=\"" << xml_escape(message) << "\">"
+      << xml_escape(message) << "</failure>\n    </testcase>\n";
+}
+
+std::string environment_lines(const EvidenceDiff& diff) {
+  std::string lines;
+  for (const ValueDifference& v : diff.environment)
+    lines += v.path + ": " + v.golden.dump() + " -> " + v.current.dump() + "\n";
+  return lines;
+}
+
+}  // namespace
+
+std::string run_difference_line(const RunDiff& r) {
+  std::string line = to_string(r.verdict);
+  if (r.divergence) {
+    const Divergence& d = *r.divergence;
+    line += " at new token " + std::to_string(d.step + 1) + " (steps[" + std::to_string(d.step) + "]): " +
+            describe_token("golden", d.golden, "p", d.golden.prob_in_golden) + ", " +
+            describe_token("new", d.current, "p", d.current.prob_in_new);
+  } else if (r.first_difference_step) {
+    line += " at new token " + std::to_string(*r.first_difference_step + 1) + " (steps[" +
+            std::to_string(*r.first_difference_step) + "])";
+  }
+  if (!r.reason.empty()) line += "; " + r.reason;
+  return line;
+}
+
+std::string diff_to_junit(const EvidenceDiff& diff) {
+  const std::size_t cases = diff.runs.size() + diff.missing.size() + diff.extra.size();
+  const std::size_t failures = diff.differing() + diff.missing.size() + diff.extra.size();
+  std::ostringstream xml;
+  xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"genrepro diff\" tests=\"" << cases << "\" failures=\"" << failures
+      << "\" errors=\"0\" time=\"0\">\n"
+      << "  <testsuite name=\"genrepro diff\" tests=\"" << cases << "\" failures=\"" << failures
+      << "\" errors=\"0\" skipped=\"0\" time=\"0\">\n";
+  xml << "    <properties>\n      <property name=\"evidence\" value=\"" << xml_escape(diff.evidence_file) << "\"/>\n";
+  for (const std::string& g : diff.golden_files)
+    xml << "      <property name=\"golden\" value=\"" << xml_escape(g) << "\"/>\n";
+  xml << "      <property name=\"prob_tolerance\" value=\"" << number(diff.prob_tolerance) << "\"/>\n    </properties>\n";
+  for (const RunDiff& r : diff.runs) {
+    const std::string type = json_name(r.verdict);
+    testcase(xml, r.id, r.verdict == Verdict::agree ? nullptr : &type, "run " + r.id + ": " + run_difference_line(r));
+  }
+  const std::string missing = "missing", extra = "extra";
+  for (const std::string& id : diff.missing)
+    testcase(xml, id, &missing, "missing run " + id + ": in golden, not in the new evidence");
+  for (const std::string& id : diff.extra)
+    testcase(xml, id, &extra, "extra run " + id + ": in the new evidence, not in golden");
+  xml << "    <system-out>" << xml_escape(environment_lines(diff) + diff_summary_line(diff) + "\n") << "</system-out>\n"
+      << "  </testsuite>\n</testsuites>\n";
+  return xml.str();
+}
+
+std::string diff_to_github_annotations(const EvidenceDiff& diff) {
+  std::string out;
+  const std::string file = diff.evidence_file;
+  for (const RunDiff& r : diff.runs) {
+    if (r.verdict == Verdict::agree) continue;
+    out += "::error file=" + annotation_property(file) + ",title=" + annotation_property("genrepro diff " + r.id) +
+           "::" + annotation_escape("run " + r.id + ": " + run_difference_line(r)) + "\n";
+  }
+  for (const std::string& id : diff.missing)
+    out += "::error title=genrepro diff missing run::" + annotation_escape("missing run " + id + ": in golden, not in " + file) + "\n";
+  for (const std::string& id : diff.extra)
+    out += "::error title=genrepro diff extra run::" + annotation_escape("extra run " + id + ": in " + file + ", not in golden") + "\n";
+  if (!diff.environment.empty())
+    out += "::warning title=genrepro diff environment::" +
+           annotation_escape("likely causes, not failures: " + environment_lines(diff)) + "\n";
+  return out;
+}
+
+}  // namespace genrepro

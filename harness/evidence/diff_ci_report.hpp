@@ -1,0 +1,26 @@
+#pragma once
+// A diff as CI systems read it: JUnit XML (one test case per run; Jenkins, GitLab, GitHub's test
+// reporters, Buildkite and Azure all read this shape) and GitHub Actions workflow commands
+// (`::error` / `::warning` lines that become annotations). Token steps are shown as people count
+// them: "new token N" is steps[N - 1] (docs/diff.md).
+#include <string>
+
+#include "evidence/evidence_diff.hpp"
+
+namespace genrepro {
+
+// <testsuites> with one <testsuite name="genrepro diff"> holding a <testcase> per compared run
+// (classname = the run's experiment), a failing one for each differing run (its message: the
+// verdict, the first divergence, both tokens with their probabilities), and a failing one for
+// each missing or extra run. Environment differences go to <system-out>: they never fail.
+std::string diff_to_junit(const EvidenceDiff& diff);
+
+// One `::error` line per differing, missing or extra run, and one `::warning` line listing the
+// environment differences (likely causes); nothing when everything agrees.
+std::string diff_to_github_annotations(const EvidenceDiff& diff);
+
+// The one-line explanation of a differing run that both formats carry, e.g.
+// "regression at new token 6 (steps[5]): golden token 30 \" t30\" (p 0.7), new token 31 \" t31\" (p 0.2)".
+std::string run_difference_line(const RunDiff& run);
+
+}  // namespace genrepro

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""diff --junit / --annotations github on the fixture's golden evidence with one token mutated:
+the JUnit XML validates against tests/data/junit.xsd (xmllint), holds one test case per run and
+exactly one failure, which names the run, the token (as "new token N") and both token ids; the
+annotations are exactly one ::error line for that run. Control: the unmutated evidence gives no
+failure and no annotation, so the checks can fail."""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+
+def pooled_golden(golden_dir):
+    docs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(golden_dir, "*.json")))]
+    doc = docs[0]
+    for other in docs[1:]:
+        doc["experiments"] += other["experiments"]
+        doc["runs"] += other["runs"]
+    return doc
+
+
+def diff(binary, golden_dir, evidence, junit, cwd):
+    p = subprocess.run([binary, "diff", golden_dir, evidence, "--junit", junit, "--annotations", "github"],
+                       capture_output=True, text=True, cwd=cwd, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--xsd", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    failures = []
+    doc = pooled_golden(a.golden)
+    total = len(doc["runs"])
+
+    same = os.path.join(a.work, "same.json")
+    json.dump(doc, open(same, "w"))
+    rc, out, err = diff(a.binary, a.golden, same, os.path.join(a.work, "same.xml"), a.work)
+    if rc != 0 or "::error" in out:
+        failures.append(f"control: unmutated evidence gave exit {rc} or an annotation: {err}{out[-300:]}")
+
+    # The greedy run: change the token at steps[4] (new token 5) and the output id with it.
+    run = next(r for r in doc["runs"] if r["params"]["mode"] == "greedy" and len(r["steps"]) > 5)
+    old = run["steps"][4]["token_id"]
+    new = (old + 1) % 50257
+    run["steps"][4]["token_id"] = new
+    run["output_ids"][4] = new
+    mutated = os.path.join(a.work, "mutated.json")
+    json.dump(doc, open(mutated, "w"))
+    junit = os.path.join(a.work, "mutated.xml")
+    rc, out, err = diff(a.binary, a.golden, mutated, junit, a.work)
+    if rc != 1:
+        failures.append(f"mutated: exit {rc}, expected 1: {err}")
+    check = subprocess.run(["xmllint", "--noout", "--schema", a.xsd, junit], capture_output=True, text=True)
+    if check.returncode != 0:
+        failures.append(f"JUnit XML does not validate: {check.stderr}")
+    suite = ET.parse(junit).getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    failed = [c for c in cases if c.find("failure") is not None]
+    if len(cases) != total or suite.get("tests") != str(total) or suite.get("failures") != "1" or len(failed) != 1:
+        failures.append(f"JUnit: {len(cases)} cases ({total} runs), {len(failed)} failed, attributes {suite.attrib}")
+    else:
+        message = failed[0].find("failure").get("message")
+        for needle in (run["id"], "new token 5", f"token {old} ", f"token {new} "):
+            if needle not in message:
+                failures.append(f"JUnit failure message lacks {needle!r}: {message}")
+        if failed[0].get("name") != run["id"]:
+            failures.append(f"failing case is {failed[0].get('name')}, not {run['id']}")
+    errors = [l for l in out.splitlines() if l.startswith("::error")]
+    if len(errors) != 1 or run["id"] not in errors[0] or "new token 5" not in errors[0]:
+        failures.append(f"annotations: expected one ::error line for {run['id']}, got {errors}")
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        print(f"ok: {total} test cases, 1 failure naming {run['id']}, new token 5, {old} -> {new}; one ::error line")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
