@@ -4,3 +4,10 @@ add_test(NAME ci.diff_junit_and_annotations
           --golden ${CMAKE_SOURCE_DIR}/golden/fixture --xsd ${CMAKE_SOURCE_DIR}/tests/data/junit.xsd
           --work ${CMAKE_BINARY_DIR}/ci-diff)
 set_tests_properties(ci.diff_junit_and_annotations PROPERTIES LABELS cli TIMEOUT 60)
+
+# The Slurm recipe's array tasks, run one after another here, then its merge job (no Slurm needed).
+add_test(NAME ci.slurm_recipe_equals_unsharded
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/slurm_recipe.py --binary $<TARGET_FILE:genrepro>
+          --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR} --work ${CMAKE_BINARY_DIR}/ci-slurm)
+set_tests_properties(ci.slurm_recipe_equals_unsharded PROPERTIES LABELS cli TIMEOUT 300 FIXTURES_REQUIRED tiny_model
+  ENVIRONMENT "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache")
