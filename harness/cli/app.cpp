@@ -3,11 +3,15 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
+
 #include <CLI/CLI.hpp>
 
 #include "build_info.hpp"
 #include "cli/run_cli.hpp"
 #include "cli/verbs.hpp"
+#include "evidence/environment.hpp"
+#include "spec/experiment_spec.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::cli {
@@ -32,6 +36,68 @@ void setup_verbs(CLI::App& app, VerbContext& ctx) {
 // libtorch's c10::Error carries a multi-line backtrace; the first line says what happened.
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// The BLAS the engine would compute with: the library the loader resolves libblas.so.3 to (the
+// engine library links it the same way), opened alone, without libtorch.
+std::string blas_in_use() {
+  if (::dlopen("libblas.so.3", RTLD_NOW | RTLD_GLOBAL) == nullptr) return "none found (libblas.so.3 is not installed)";
+  const BlasInfo blas = probe_blas();
+  std::string text = blas.resolved.value_or(blas.library.value_or("?")) + " (" + blas.vendor;
+  if (blas.config) text += ", " + *blas.config;
+  if (blas.core) text += ", kernel " + *blas.core;
+  return text + ")";
+}
+
+std::string version_text() {
+  return std::string("genrepro ") + GENREPRO_VERSION + " (commit " + GENREPRO_GIT_COMMIT + ")\n" +
+         "libtorch " + GENREPRO_LIBTORCH_VERSION + " (built against; loaded when a verb runs the model)\n" +
+         "BLAS " + blas_in_use();
+}
+
+std::vector<std::string> verb_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* verb : app.get_subcommands([](const CLI::App* a) { return !a->get_name().empty(); }))
+    names.push_back(verb->get_name());
+  return names;
+}
+
+std::vector<std::string> long_flag_names(const CLI::App& verb) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : verb.get_options())
+    for (const std::string& name : opt->get_lnames()) names.push_back("--" + name);
+  return names;
+}
+
+// The one-line error for a command line that did not parse, with the nearest verb or flag when
+// the word looks like a typo of one (the same edit distance experiment files use for keys).
+std::string parse_error_line(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  if (parsed.empty()) {
+    // No verb was recognized: the first word that is not a flag was meant as one.
+    for (const std::string& word : args) {
+      if (word.empty() || word[0] == '-') continue;
+      const std::string verb = nearest_key(word, verb_names(app));
+      return "'" + word + "' is not a verb" + (verb.empty() ? "" : "; did you mean '" + verb + "'?") +
+             " (see 'genrepro --help')";
+    }
+    for (const std::string& word : args)
+      if (word.rfind("-", 0) == 0) return "unknown flag " + word + " before the verb (see 'genrepro --help')";
+    std::string verbs;
+    for (const std::string& v : verb_names(app)) verbs += (verbs.empty() ? "" : ", ") + v;
+    return "give a verb: " + verbs + " (see 'genrepro --help')";
+  }
+  const CLI::App& verb = *parsed.front();
+  std::string line = e.what();
+  for (const std::string& word : args) {
+    if (word.rfind("--", 0) != 0) continue;
+    const std::string flag = word.substr(0, word.find('='));
+    if (verb.get_option_no_throw(flag) != nullptr || flag == "--help" || flag == "--parse-only") continue;
+    const std::string near = nearest_key(flag, long_flag_names(verb));
+    line = "unknown flag " + flag + " for '" + verb.get_name() + "'" + (near.empty() ? "" : "; did you mean " + near + "?");
+    break;
+  }
+  return line + " (see 'genrepro " + verb.get_name() + " --help')";
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engine) {
@@ -41,7 +107,7 @@ int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engi
       "CPU float32, writes evidence.json, and compares runs against blessed golden evidence.\n"
       "Exit codes: 0 ok/agree, 1 differ, 2 bad input, 3 internal error.",
       "genrepro"};
-  app.set_version_flag("--version", std::string("genrepro ") + GENREPRO_VERSION + " (" + GENREPRO_GIT_COMMIT + ")");
+  app.set_version_flag("--version", version_text, "Print the version, the git commit, libtorch and the BLAS in use");
   app.require_subcommand(1, 1);
   app.fallthrough();
   VerbContext ctx{io, engine};
@@ -58,8 +124,7 @@ int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engi
     return app.exit(e, io.out, io.err);
   } catch (const CLI::ParseError& e) {
     // CLI11's own codes (106, 109, ...) are not a contract anyone can rely on: bad flags are bad input.
-    io.err << "genrepro: error: " << e.what() << " (see 'genrepro " << (args.empty() ? "" : args.front())
-           << " --help')" << std::endl;
+    io.err << "genrepro: error: " << parse_error_line(app, args, e) << std::endl;
     return kExitBadInput;
   } catch (const genrepro::Error& e) {
     io.err << "genrepro: error: " << e.what() << std::endl;
