@@ -8,8 +8,8 @@
 // strings depend on node's Unicode version (see there), so they are not regenerated here; their ids
 // are compared instead. Also checked, independently of any Unicode version: every line is a
 // {"text", "ids"} pair, texts are unique, the ids decode byte for byte to the text, and
-// unassigned_in_unicode_14.json lists exactly the fixtures' code points that Unicode 14.0 leaves
-// unassigned.
+// unassigned_in_unicode_14.json lists only code points the fixtures hold (and, under Unicode 14.0
+// or later, every fixture code point this node calls unassigned).
 //
 // The ids of a string depend on node's Unicode version only through code points whose class in
 // GPT-2's pattern (letter, number, or neither) differs between versions. In the committed ids every
