@@ -1,15 +1,16 @@
-# The tokenizer's reference fixtures (tests/reference/tokenizer/): the committed corpora are what
-# make_reference.mjs writes (gpt-tokenizer's ids), and OpenAI's own encoder.py algorithm, run with
-# Python's `regex` module, gives every string the same ids (skipped when `regex` is missing).
+# The tokenizer's reference fixtures (tests/reference/tokenizer/): the committed corpus.jsonl and
+# unseen.jsonl are the fixture (make_reference.mjs documents how they were made). gpt-tokenizer, run
+# by whatever node is installed, must give their strings the committed ids (check_reference_ids.mjs
+# says which strings, if any, it leaves out because their ids depend on node's Unicode version),
+# and so must OpenAI's own encoder.py algorithm, run with Python's `regex` module (skipped when
+# `regex` is missing).
 set(tokenizer_reference ${CMAKE_SOURCE_DIR}/tests/reference/tokenizer)
 find_program(GENREPRO_NODE node)
 
 if(GENREPRO_NODE)
-  add_test(NAME reference.tokenizer.fixtures_reproducible
-    COMMAND ${CMAKE_COMMAND} -DNODE=${GENREPRO_NODE} -DSCRIPT=${tokenizer_reference}/make_reference.mjs
-            -DOUT=${CMAKE_BINARY_DIR}/tokenizer_reference -DEXPECTED=${tokenizer_reference}
-            -P ${tokenizer_reference}/compare_regenerated.cmake)
-  set_tests_properties(reference.tokenizer.fixtures_reproducible PROPERTIES LABELS reference TIMEOUT 120)
+  add_test(NAME reference.tokenizer.reference_ids
+    COMMAND ${GENREPRO_NODE} ${tokenizer_reference}/check_reference_ids.mjs ${GENREPRO_DEPS_DIR}/node_modules/gpt-tokenizer)
+  set_tests_properties(reference.tokenizer.reference_ids PROPERTIES LABELS reference TIMEOUT 120)
 endif()
 
 add_test(NAME reference.tokenizer.openai_encoder

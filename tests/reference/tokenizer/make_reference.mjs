@@ -1,74 +1,44 @@
-// Makes the tokenizer's reference fixtures: deterministic mixed corpora of strings, each with the
+// Made the tokenizer's reference fixtures: deterministic mixed corpora of strings, each with the
 // token ids an independent GPT-2 encoder gives it.
 //
 //   node tests/reference/tokenizer/make_reference.mjs [--out DIR]
-// (after scripts/setup.sh installed .deps; DIR defaults to this script's directory; the CTest
-// reference.tokenizer.fixtures_reproducible writes to the build tree and compares)
+// (after scripts/setup.sh installed .deps; DIR defaults to this script's directory)
 // writes corpus.jsonl (the corpus the tokenizer was developed against) and unseen.jsonl (another
 // seed and another mix of generators, kept for the final check), one {"text", "ids"} per line.
+// The reference encoder (gpt-tokenizer's r50k_base with GPT-2's \s) is in reference_encoder.mjs.
 //
-// The reference is the npm package gpt-tokenizer, encoding r50k_base (GPT-2's vocabulary and
-// merges, its own BPE implementation and V8's regex engine). A literal "<|endoftext|>" becomes
-// 50256, as in Hugging Face's GPT2Tokenizer: the script splits the text on it and encodes the
-// parts, because gpt-tokenizer 3.4.0's own special-token search (a sticky regex) only finds
-// special tokens at the start of the text and computes wrong offsets after the first one
-// ("a<|endoftext|>b" comes out as plain text). One more change: GPT-2's pattern
-// says \s, which in Python's `regex` module (OpenAI's encoder.py, Hugging Face, tiktoken) is
-// Unicode's White_Space property, but in JavaScript also matches U+FEFF and not U+0085. The
-// reference here spells \s as White_Space, like GPT-2; the script also encodes every string with
-// the unchanged r50k_base and checks that the two differ only on strings holding U+0085 or U+FEFF.
+// The committed files are the fixture, not this script's output on whatever machine runs it: the
+// strings it draws depend on node's Unicode version. It skips random code points that are letters
+// or numbers assigned after Unicode 14.0, asking V8's /\p{L}/, /\p{N}/; a node with another
+// Unicode version skips other code points, and from there on the random generator's stream, and
+// so every later string, shifts. The committed files are what node 20.20.2 (ICU 78.2, Unicode
+// 17.0) writes; Debian 12's node 18.20.4 (ICU 72.1, Unicode 15.0) draws U+13472, U+A7CF and others
+// that Unicode 16.0 and 17.0 made letters, and its corpus.jsonl differs from line 12 on, unseen.jsonl
+// from line 68 on (the ids of the strings both write are the same). So the CTest reference.tokenizer.reference_ids (check_reference_ids.mjs) does not
+// regenerate them: it re-encodes the committed strings and compares the ids.
 import { writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
+import { inNewerThanUnicode14, loadReference } from './reference_encoder.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const outFlag = process.argv.indexOf('--out')
 const outDir = outFlag >= 0 ? process.argv[outFlag + 1] : here
-const pkg = join(here, '..', '..', '..', '.deps', 'node_modules', 'gpt-tokenizer', 'esm')
-const load = (p) => import(pathToFileURL(join(pkg, p)).href)
-const { GptEncoding } = await load('GptEncoding.js')
-const { R50KBase } = await load('encodingParams/r50k_base.js')
-const ranks = (await load('bpeRanks/r50k_base.js')).default
-const stock = await load('encoding/r50k_base.js')
-
-const WHITE_SPACE = String.raw`\t\n\x0B\f\r \x85\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000`
-const GPT2_PATTERN = new RegExp(
-  String.raw`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^${WHITE_SPACE}\p{L}\p{N}]+|[${WHITE_SPACE}]+(?![^${WHITE_SPACE}])|[${WHITE_SPACE}]+`,
-  'gu')
-const gpt2 = new GptEncoding({ ...R50KBase(ranks), tokenSplitRegex: GPT2_PATTERN })
-const END_OF_TEXT = '<|endoftext|>'
-const END_OF_TEXT_ID = 50256
-
-// Reference ids: the parts between literal "<|endoftext|>" encoded as ordinary text.
-function encodeWith(encoding, text) {
-  const ids = []
-  text.split(END_OF_TEXT).forEach((part, i) => {
-    if (i > 0) ids.push(END_OF_TEXT_ID)
-    ids.push(...encoding.encode(part))
-  })
-  return ids
+const reference = await loadReference(join(here, '..', '..', '..', '.deps', 'node_modules', 'gpt-tokenizer'))
+const FIXTURE_UNICODE = '17.0'
+if (process.versions.unicode !== FIXTURE_UNICODE) {
+  console.error(`make_reference.mjs: this node has Unicode ${process.versions.unicode}, the committed fixtures were ` +
+                `written with ${FIXTURE_UNICODE}; the random strings will differ from theirs`)
 }
 
-// Letters and numbers assigned after Unicode 14.0. Node 20 classifies them with Unicode 17.0,
-// the C++ tokenizer's PCRE2 10.42 with Unicode 14.0 (to it they are unassigned, so punctuation),
-// so random code points are not drawn from them: GPT-2's ids for them depend on the Unicode
-// version of whichever regex engine runs the pattern. Found by comparing /\p{L}/u, /\p{N}/u
-// with PCRE2's \p{L}, \p{N} on every scalar value (docs/tokenizer.md).
-const NEWER_THAN_UNICODE_14 = [
-  [0x88f, 0x88f], [0xc5c, 0xc5c], [0xcdc, 0xcdc], [0x1c89, 0x1c8a], [0xa7cb, 0xa7cf], [0xa7d2, 0xa7d2],
-  [0xa7d4, 0xa7d4], [0xa7da, 0xa7dc], [0xa7f1, 0xa7f1], [0x105c0, 0x105f3], [0x10940, 0x10959],
-  [0x10d40, 0x10d65], [0x10d6f, 0x10d85], [0x10ec2, 0x10ec7], [0x1123f, 0x11240], [0x11380, 0x113d3],
-  [0x116d0, 0x116e3], [0x11bc0, 0x11bf9], [0x11db0, 0x11de9], [0x11f02, 0x11f59], [0x1342f, 0x1342f],
-  [0x13441, 0x13446], [0x13460, 0x143fa], [0x16100, 0x16139], [0x16d40, 0x16d79], [0x16ea0, 0x16ed3],
-  [0x16ff2, 0x16ff6], [0x187f8, 0x187ff], [0x18cff, 0x18cff], [0x18d09, 0x18d1e], [0x18d80, 0x18df2],
-  [0x1b132, 0x1b132], [0x1b155, 0x1b155], [0x1ccf0, 0x1ccf9], [0x1d2c0, 0x1d2d3], [0x1df25, 0x1df2a],
-  [0x1e030, 0x1e06d], [0x1e4d0, 0x1e4f9], [0x1e5d0, 0x1e5fa], [0x1e6c0, 0x1e6ff], [0x2b739, 0x2b73f],
-  [0x2cea2, 0x2cead], [0x2ebf0, 0x2ee5d], [0x31350, 0x33479],
-]
-const isNewerLetterOrNumber = (cp) =>
-  NEWER_THAN_UNICODE_14.some(([lo, hi]) => cp >= lo && cp <= hi) && /[\p{L}\p{N}]/u.test(String.fromCodePoint(cp))
+// Random code points are not drawn from the letters and numbers assigned after Unicode 14.0
+// (reference_encoder.mjs): GPT-2's ids for them depend on the Unicode version of whichever regex
+// engine runs the pattern. The test below is V8's own /\p{L}/, /\p{N}/, so which code points of
+// those ranges are skipped, and with them the random strings, depends on node's Unicode version.
+const isNewerLetterOrNumber = (cp) => inNewerThanUnicode14(cp) && /[\p{L}\p{N}]/u.test(String.fromCodePoint(cp))
 
-// mulberry32: a small deterministic generator, so the corpus is the same on every machine.
+// mulberry32: a small deterministic generator, so the corpus is the same on every machine (with the
+// same Unicode version, see above).
 function rng(seed) {
   let a = seed >>> 0
   const next = () => {
@@ -221,24 +191,12 @@ function makeCorpus({ seed, count, weights }) {
   return texts
 }
 
-// The reference's bytes for `ids`, decoded strictly. (gpt-tokenizer's own decode() shares one
-// streaming TextDecoder between calls, so a call after one that ended mid-character is garbled.)
-function referenceDecode(ids) {
-  const encoder = new TextEncoder()
-  const parts = [...gpt2.bytePairEncodingCoreProcessor.decodeNativeGenerator(ids)].map((p) =>
-    typeof p === 'string' ? encoder.encode(p) : p)
-  const bytes = new Uint8Array(parts.reduce((s, p) => s + p.length, 0))
-  let at = 0
-  for (const p of parts) { bytes.set(p, at); at += p.length }
-  return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
-}
-
 function write(file, texts) {
   let stockDiffers = 0
   const lines = texts.map((text) => {
-    const ids = encodeWith(gpt2, text)
-    if (referenceDecode(ids) !== text) throw new Error(`reference does not round-trip: ${JSON.stringify(text)}`)
-    const stockIds = encodeWith(stock, text)
+    const ids = reference.encode(text)
+    if (reference.decode(ids) !== text) throw new Error(`reference does not round-trip: ${JSON.stringify(text)}`)
+    const stockIds = reference.encodeStock(text)
     if (JSON.stringify(stockIds) !== JSON.stringify(ids)) {
       if (!/[\u0085\uFEFF]/.test(text)) throw new Error(`unchanged r50k_base differs without U+0085/U+FEFF: ${JSON.stringify(text)}`)
       stockDiffers++
