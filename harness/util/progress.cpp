@@ -30,24 +30,44 @@ std::string progress_line(int64_t done, int64_t total, int64_t tokens, double el
   return text;
 }
 
+ProgressStyle progress_style(bool stderr_is_terminal) {
+  return progress_wanted(stderr_is_terminal) ? ProgressStyle::live : ProgressStyle::log;
+}
+
+Progress::Progress(int64_t total_runs, ProgressStyle style, std::ostream& out, std::function<Clock::time_point()> now)
+    : total_(total_runs), style_(style), out_(out), now_(std::move(now)), start_(now_()), last_log_(start_) {}
+
 Progress::Progress(int64_t total_runs, bool enabled, std::ostream& out)
-    : total_(total_runs), enabled_(enabled), out_(out) {}
+    : Progress(total_runs, enabled ? ProgressStyle::live : ProgressStyle::none, out) {}
 
 void Progress::run_finished(int64_t tokens) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++done_;
   tokens_ += tokens;
-  if (!enabled_) return;
-  const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-  // \r and "erase to end of line" redraw in place.
-  out_ << '\r' << progress_line(done_, total_, tokens_, elapsed) << "\x1b[K" << std::flush;
-  drawn_ = true;
+  if (style_ == ProgressStyle::none) return;
+  const Clock::time_point now = now_();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (style_ == ProgressStyle::live) {
+    // \r and "erase to end of line" redraw in place.
+    out_ << '\r' << progress_line(done_, total_, tokens_, elapsed) << "\x1b[K" << std::flush;
+    drawn_ = true;
+    return;
+  }
+  if (now - last_log_ < kLogInterval) return;
+  out_ << progress_line(done_, total_, tokens_, elapsed) << '\n' << std::flush;
+  last_log_ = now;
+  logged_ = true;
 }
 
 void Progress::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (drawn_) out_ << '\n' << std::flush;
   drawn_ = false;
+  if (logged_ && style_ == ProgressStyle::log) {
+    const double elapsed = std::chrono::duration<double>(now_() - start_).count();
+    out_ << progress_line(done_, total_, tokens_, elapsed) << '\n' << std::flush;
+    logged_ = false;
+  }
 }
 
 }  // namespace genrepro

@@ -37,6 +37,39 @@ TEST(Progress, EnabledRedrawsOneLine) {
   EXPECT_EQ(s.back(), '\n');
 }
 
+TEST(Progress, LogStylePrintsPlainLinesAtMostEveryInterval) {
+  // A hand-driven clock: runs finish at 0.1 s, 5 s, 10.5 s, 12 s, 21 s; lines at 10.5 and 21 only,
+  // then finish() prints the last state once.
+  Progress::Clock::time_point t{};
+  std::ostringstream out;
+  Progress p(6, ProgressStyle::log, out, [&t] { return t; });
+  for (double at : {0.1, 5.0, 10.5, 12.0, 21.0}) {
+    t = Progress::Clock::time_point{} + std::chrono::duration_cast<Progress::Clock::duration>(std::chrono::duration<double>(at));
+    p.run_finished(10);
+  }
+  p.finish();
+  EXPECT_EQ(out.str(),
+            "genrepro: run 3/6, 2.9 tokens/s, about 0:11 left\n"  // 3.5 s a run x 3 left = 10.5 s
+            "genrepro: run 5/6, 2.4 tokens/s, about 0:04 left\n"
+            "genrepro: run 5/6, 2.4 tokens/s, about 0:04 left\n");
+}
+
+TEST(Progress, LogStyleQuietForAShortRun) {
+  std::ostringstream out;
+  Progress p(3, ProgressStyle::log, out);
+  p.run_finished(5);
+  p.run_finished(5);
+  p.finish();
+  EXPECT_EQ(out.str(), "") << "a run shorter than the interval prints no progress";
+}
+
+TEST(Progress, StyleFollowsTheTerminal) {
+  ::unsetenv("CI");
+  ::setenv("TERM", "xterm", 1);
+  EXPECT_EQ(progress_style(true), ProgressStyle::live);
+  EXPECT_EQ(progress_style(false), ProgressStyle::log);
+}
+
 TEST(Progress, NotWantedWhenStderrIsNotATerminal) { EXPECT_FALSE(progress_wanted(false)); }
 
 TEST(Progress, NotWantedInCiOrOnADumbTerminal) {
