@@ -52,7 +52,10 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-std::string order_text(const RunRecord& r) { return join(r.params.sampling.sampler_order, " → "); }
+// The run's sampler order as its stage names joined by `sep`: "top_k → top_p → temperature".
+std::string order_text(const RunRecord& r, const std::string& sep = " → ") {
+  return join(stage_names(r.params.sampling.sampler_order), sep);
+}
 
 // Which parameters a grouping key leaves out.
 enum KeyIgnore : unsigned {
@@ -71,10 +74,11 @@ std::string params_key(const RunRecord& r, unsigned ignore) {
   std::string key = "prompt=" + r.prompt + "\x1f" + "mode=" + to_string(s.mode);
   if (!(ignore & kIgnoreTemperature)) std::snprintf(buf, sizeof buf, "\x1fT=%.17g", s.temperature), key += buf;
   if (!(ignore & kIgnoreSeed)) key += "\x1fseed=" + std::to_string(s.seed);
-  if (!(ignore & kIgnoreOrder)) key += "\x1forder=" + join(s.sampler_order, ",");
+  if (!(ignore & kIgnoreOrder)) key += "\x1forder=" + order_text(r, ",");
   if (!(ignore & kIgnoreLength)) key += "\x1fmax=" + std::to_string(r.params.max_new_tokens) + (r.params.stop_at_eos ? "+eos" : "");
   std::snprintf(buf, sizeof buf, "\x1fk=%lld\x1fp=%.17g", static_cast<long long>(s.top_k), s.top_p);
-  return key + buf + "\x1frule=" + s.top_p_rule + "\x1frng=" + s.rng + (r.params.use_cache ? "\x1f" "cache" : "");
+  return key + buf + "\x1frule=" + to_string(s.top_p_rule) + "\x1frng=" + to_string(s.rng) +
+         (r.params.use_cache ? "\x1f" "cache" : "");
 }
 
 // Runs grouped by key, groups and their runs in evidence order.
@@ -111,9 +115,10 @@ std::string run_label(const RunRecord& r, unsigned omit = kKeepAll) {
     if (has_top_k(r)) parts.push_back("k=" + std::to_string(s.top_k));
     if (has_top_p(r)) parts.push_back("p=" + format_param(s.top_p));
     if (!(omit & kIgnoreSeed)) parts.push_back("seed=" + std::to_string(s.seed));
-    if (!(omit & kIgnoreOrder) && !default_order(r)) parts.push_back("order=" + join(s.sampler_order, "→"));
-    if (s.top_p_rule != SamplingParams{}.top_p_rule && has_top_p(r)) parts.push_back("rule=" + s.top_p_rule);
-    if (s.rng != SamplingParams{}.rng) parts.push_back("rng=" + s.rng);
+    if (!(omit & kIgnoreOrder) && !default_order(r)) parts.push_back("order=" + order_text(r, "→"));
+    if (s.top_p_rule != SamplingParams{}.top_p_rule && has_top_p(r))
+      parts.push_back(std::string("rule=") + to_string(s.top_p_rule));
+    if (s.rng != SamplingParams{}.rng) parts.push_back(std::string("rng=") + to_string(s.rng));
   }
   if (is_first_prediction_only(r)) parts.push_back("(first prediction only)");
   return join(parts, " ");
@@ -459,7 +464,7 @@ void add_nucleus(const Inputs& in, Builder& b) {
     const RunRecord& any = *group[0];
     BarChartSpec chart;
     chart.title = "Nucleus size at p = " + format_param(any.params.sampling.top_p) + " (first prediction)" +
-                  (default_order(any) ? "" : ", order " + join(any.params.sampling.sampler_order, "→"));
+                  (default_order(any) ? "" : ", order " + order_text(any, "→"));
     chart.y_label = "tokens kept (log scale)";
     chart.log_y = true;
     for (const auto& [temp, r] : by_t) {
@@ -484,7 +489,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
   b.heading("Sampler order");
   std::vector<Runs> comparisons;
   for (const Runs& group : group_by(in.runs, kIgnoreOrder)) {
-    std::set<std::vector<std::string>> orders;
+    std::set<std::vector<SamplerStage>> orders;
     for (const RunRecord* r : group) orders.insert(r->params.sampling.sampler_order);
     if (orders.size() > 1 && is_sampled(*group[0])) comparisons.push_back(group);
   }
