@@ -248,6 +248,13 @@ void check_combination(const SpecReader& r, const RunParams& p, const std::strin
   }
 }
 
+// Two runs of one experiment with the same id would be indistinguishable in the evidence.
+void claim_id(const SpecReader& r, std::map<std::string, std::string>& seen_ids, const ExpandedRun& run) {
+  const auto [it, inserted] = seen_ids.emplace(run.id, run.source);
+  if (!inserted)
+    r.fail(run.source, "expands to a run that " + it->second + " already gives (id " + run.id + "); list each run once");
+}
+
 struct RunEntry {
   std::string source;  // "runs[i]"
   DecodeMode mode = DecodeMode::greedy;
@@ -468,9 +475,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
         }
         check_combination(r, run.params, e.source);
         run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
-        const auto [it, inserted] = seen_ids.emplace(run.id, e.source);
-        if (!inserted)
-          r.fail(e.source, "expands to a run that " + it->second + " already gives (id " + run.id + "); list each run once");
+        claim_id(r, seen_ids, run);
         spec.runs.push_back(std::move(run));
         // Odometer over the axes: the last axis varies fastest.
         size_t a = e.axes.size();
@@ -481,6 +486,19 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
   }
   spec.spec = std::move(parsed.value);
   return spec;
+}
+
+void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates) {
+  const SpecReader r(spec.path);
+  if (top_candidates < 0) r.fail_value("record.top_candidates", top_candidates, allowed_for("top_candidates"));
+  // Stored as parsing the edited file would store it (a non-negative integer is unsigned JSON).
+  spec.spec["record"]["top_candidates"] = static_cast<uint64_t>(top_candidates);
+  std::map<std::string, std::string> seen_ids;  // id -> where it came from
+  for (ExpandedRun& run : spec.runs) {
+    run.params.top_candidates = top_candidates;
+    run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
+    claim_id(r, seen_ids, run);
+  }
 }
 
 ExperimentSpec load_experiment(const std::string& path) {

@@ -414,6 +414,57 @@ TEST(ExperimentSpec, ParamsJsonWritesTheNames) {
             R"("top_p_rule":"article","rng":"torch","max_new_tokens":50,"stop_at_eos":true,"use_cache":false,"top_candidates":5})");
 }
 
+// --top-candidates: the override is the file with record.top_candidates edited, run for run.
+constexpr const char* kOverrideText = R"({
+  "name": "o", "prompts": ["the river bank was", "hello"], "max_new_tokens": [0, 3],
+  "runs": [{"mode": "greedy"}, {"mode": "sample", "temperature": [0.5, 2], "seed": 7, "rng": ["torch", "portable"]}]
+})";
+
+TEST(OverrideTopCandidates, IsTheFileWithRecordEdited) {
+  ExperimentSpec overridden = parse_experiment(kOverrideText, kPath);
+  const std::string sha = overridden.sha256;
+  override_top_candidates(overridden, 2);
+  nlohmann::json edited = parse_experiment(kOverrideText, kPath).spec;
+  edited["record"]["top_candidates"] = 2;
+  const ExperimentSpec expected = parse_experiment(edited.dump(2), kPath);
+  EXPECT_EQ(overridden.sha256, sha);  // still the file's bytes
+  EXPECT_EQ(overridden.spec, expected.spec);
+  EXPECT_EQ(overridden.spec.dump(), expected.spec.dump());
+  EXPECT_EQ(overridden.spec["record"]["top_candidates"], 2);
+  ASSERT_EQ(overridden.runs.size(), expected.runs.size());
+  ASSERT_EQ(overridden.runs.size(), 20u);
+  const ExperimentSpec original = parse_experiment(kOverrideText, kPath);
+  for (size_t i = 0; i < expected.runs.size(); ++i) {
+    EXPECT_EQ(overridden.runs[i].id, expected.runs[i].id) << i;
+    EXPECT_NE(overridden.runs[i].id, original.runs[i].id) << i;  // ids hash top_candidates too
+    EXPECT_EQ(params_to_json(overridden.runs[i].params), params_to_json(expected.runs[i].params)) << i;
+    EXPECT_EQ(overridden.runs[i].params.top_candidates, 2) << i;
+    EXPECT_EQ(overridden.runs[i].value_paths, expected.runs[i].value_paths) << i;
+    EXPECT_EQ(overridden.runs[i].source, expected.runs[i].source) << i;
+  }
+}
+
+TEST(OverrideTopCandidates, ReplacesARecordTheFileGave) {
+  const std::string text = with_run(R"({"mode": "greedy"})", R"("record": {"top_candidates": 9}, )");
+  ExperimentSpec s = parse_experiment(text, kPath);
+  override_top_candidates(s, 0);
+  EXPECT_EQ(s.spec["record"].dump(), R"({"top_candidates":0})");
+  EXPECT_EQ(s.runs[0].params.top_candidates, 0);
+  const std::string zero = with_run(R"({"mode": "greedy"})", R"("record": {"top_candidates": 0}, )");
+  EXPECT_EQ(s.runs[0].id, parse_experiment(zero, kPath).runs[0].id);
+}
+
+TEST(OverrideTopCandidates, RefusesANegativeCount) {
+  ExperimentSpec s = parse_experiment(kOverrideText, kPath);
+  try {
+    override_top_candidates(s, -1);
+    FAIL() << "no throw";
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(), "experiments/x.json: record.top_candidates = -1 is not allowed; allowed: an integer >= 0");
+  }
+  EXPECT_FALSE(s.spec.contains("record"));  // untouched
+}
+
 TEST(NearestKey, SuggestsOnlyPlausibleTypos) {
   const std::vector<std::string> known = {"temperature", "top_k", "top_p", "seed"};
   EXPECT_EQ(nearest_key("temprature", known), "temperature");
