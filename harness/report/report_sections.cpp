@@ -304,26 +304,32 @@ void add_greedy(const Inputs& in, Builder& b) {
   }
 }
 
-void add_first_prediction(const Inputs& in, Builder& b) {
-  b.heading("First prediction at several temperatures");
-  // One column per temperature, per prompt: a first-prediction-only run if there is one (that is
-  // what it is for), else the first run seen. Every other run at that prompt and temperature saw
-  // the same first logits, so its candidates must agree.
-  std::vector<std::pair<std::string, std::map<double, const RunRecord*>>> prompts;
-  for (const RunRecord* r : in.runs) {
+// The first-prediction section's columns for one prompt: one run per temperature.
+struct FirstPredictionColumns {
+  std::string prompt;
+  std::map<double, const RunRecord*> by_t;
+};
+
+// One column per temperature, per prompt (prompts in the order they first appear): a
+// first-prediction-only run if there is one (that is what it is for), else the first run seen.
+std::vector<FirstPredictionColumns> first_prediction_columns(const Runs& runs) {
+  std::vector<FirstPredictionColumns> prompts;
+  for (const RunRecord* r : runs) {
     if (!has_scaled_first_step(*r) || r->result.steps[0].top.empty()) continue;
-    auto it = std::find_if(prompts.begin(), prompts.end(), [&](const auto& p) { return p.first == r->prompt; });
+    auto it = std::find_if(prompts.begin(), prompts.end(), [&](const auto& p) { return p.prompt == r->prompt; });
     if (it == prompts.end()) it = prompts.insert(prompts.end(), {r->prompt, {}});
-    const auto [at, fresh] = it->second.emplace(r->params.sampling.temperature, r);
+    const auto [at, fresh] = it->by_t.emplace(r->params.sampling.temperature, r);
     if (!fresh && is_first_prediction_only(*r) && !is_first_prediction_only(*at->second)) at->second = r;
   }
-  if (prompts.empty()) {
-    b.note("Not in this evidence: no sampled or first-prediction run with a temperature > 0 and a recorded first step, "
-           "so the top-candidate table cannot be built.");
-    return;
-  }
+  return prompts;
+}
+
+// Every other run at a column's prompt and temperature saw the same first logits, so its
+// candidates must agree with the column's: one line per run that does not (its first bad rank).
+std::vector<std::string> first_prediction_disagreements(const Runs& runs,
+                                                        const std::vector<FirstPredictionColumns>& prompts) {
   std::vector<std::string> disagreements;
-  for (const RunRecord* r : in.runs) {
+  for (const RunRecord* r : runs) {
     if (!has_scaled_first_step(*r)) continue;
     for (const auto& [prompt, by_t] : prompts) {
       const auto chosen = by_t.find(r->params.sampling.temperature);
@@ -340,61 +346,91 @@ void add_first_prediction(const Inputs& in, Builder& b) {
       }
     }
   }
-  for (const auto& [prompt, by_t] : prompts) {
-    const StepRecord& first = by_t.begin()->second->result.steps[0];
-    size_t rows = first.top.size();
-    for (const auto& [t, r] : by_t) rows = std::min(rows, r->result.steps[0].top.size());
-    b.paragraph("The " + std::to_string(rows) + " most probable first tokens after " + quoted_token(prompt) +
-                ", with probabilities over the whole vocabulary (softmax(logits / T), before any filter). "
-                "The last row adds up everything else. Temperature rescales the distribution but does not reorder it.");
-    ReportTable t;
-    t.header = {"rank", "token", "id"};
-    t.numeric = {true, false, true};
-    GroupedBarChartSpec chart;
-    chart.title = "First prediction: top " + std::to_string(rows) + " and everything else";
-    chart.y_label = "probability";
-    for (const auto& [temp, r] : by_t) {
-      t.header.push_back("T = " + format_param(temp));
-      t.numeric.push_back(true);
-      chart.series.push_back("T = " + format_param(temp));
-      chart.values.emplace_back();
-    }
-    bool same_candidates = true;
-    for (size_t i = 0; i < rows; ++i) {
-      std::vector<std::string> row = {std::to_string(i + 1), quoted_token(first.top[i].text), std::to_string(first.top[i].id)};
-      size_t s = 0;
-      for (const auto& [temp, r] : by_t) {
-        const Candidate& c = r->result.steps[0].top[i];
-        std::string cell = format_prob(c.prob_scaled);
-        if (c.id != first.top[i].id) {
-          same_candidates = false;
-          cell += " (id " + std::to_string(c.id) + ")";
-        }
-        row.push_back(cell);
-        chart.values[s++].push_back(c.prob_scaled);
-      }
-      t.rows.push_back(row);
-      chart.groups.push_back(quoted_token(first.top[i].text));
-    }
-    std::vector<std::string> rest = {"", "everything else", ""};
+  return disagreements;
+}
+
+// One prompt's table (rank, token, id, a probability column per temperature, the
+// everything-else row) and the same numbers as a grouped bar chart.
+struct FirstPredictionTable {
+  size_t rows = 0;  // candidates every column lists
+  ReportTable table;
+  GroupedBarChartSpec chart;
+  bool same_candidates = true;  // every column lists the first column's ids, rank for rank
+};
+
+FirstPredictionTable first_prediction_table(const FirstPredictionColumns& columns) {
+  const auto& by_t = columns.by_t;
+  const StepRecord& first = by_t.begin()->second->result.steps[0];
+  FirstPredictionTable out;
+  out.rows = first.top.size();
+  for (const auto& [t, r] : by_t) out.rows = std::min(out.rows, r->result.steps[0].top.size());
+  ReportTable& t = out.table;
+  GroupedBarChartSpec& chart = out.chart;
+  t.header = {"rank", "token", "id"};
+  t.numeric = {true, false, true};
+  chart.title = "First prediction: top " + std::to_string(out.rows) + " and everything else";
+  chart.y_label = "probability";
+  for (const auto& [temp, r] : by_t) {
+    t.header.push_back("T = " + format_param(temp));
+    t.numeric.push_back(true);
+    chart.series.push_back("T = " + format_param(temp));
+    chart.values.emplace_back();
+  }
+  for (size_t i = 0; i < out.rows; ++i) {
+    std::vector<std::string> row = {std::to_string(i + 1), quoted_token(first.top[i].text), std::to_string(first.top[i].id)};
     size_t s = 0;
     for (const auto& [temp, r] : by_t) {
-      rest.push_back(format_prob(r->result.steps[0].rest_mass));
-      chart.values[s++].push_back(r->result.steps[0].rest_mass);
+      const Candidate& c = r->result.steps[0].top[i];
+      std::string cell = format_prob(c.prob_scaled);
+      if (c.id != first.top[i].id) {
+        out.same_candidates = false;
+        cell += " (id " + std::to_string(c.id) + ")";
+      }
+      row.push_back(cell);
+      chart.values[s++].push_back(c.prob_scaled);
     }
-    t.rows.push_back(rest);
-    chart.groups.push_back("everything else");
-    b.table(std::move(t));
-    if (!same_candidates) {
-      b.note("The candidate lists differ between temperatures (cells marked with their id). Temperature alone never "
-             "reorders logits, so these runs did not see the same first logits.");
-    }
-    std::vector<std::string> sources;
-    for (const auto& [temp, r] : by_t) sources.push_back(r->id);
-    b.paragraph("From the first step of: " + join(sources, ", ") + ".");
-    b.figure(b.figure_name("first-prediction"), "Top " + std::to_string(rows) + " first-token probabilities and everything else, at each temperature, after " + quoted_token(prompt) + ".",
-             svg_grouped_bar_chart(chart));
+    t.rows.push_back(row);
+    chart.groups.push_back(quoted_token(first.top[i].text));
   }
+  std::vector<std::string> rest = {"", "everything else", ""};
+  size_t s = 0;
+  for (const auto& [temp, r] : by_t) {
+    rest.push_back(format_prob(r->result.steps[0].rest_mass));
+    chart.values[s++].push_back(r->result.steps[0].rest_mass);
+  }
+  t.rows.push_back(rest);
+  chart.groups.push_back("everything else");
+  return out;
+}
+
+void add_first_prediction_for_prompt(const FirstPredictionColumns& columns, Builder& b) {
+  FirstPredictionTable made = first_prediction_table(columns);
+  const std::string& prompt = columns.prompt;
+  b.paragraph("The " + std::to_string(made.rows) + " most probable first tokens after " + quoted_token(prompt) +
+              ", with probabilities over the whole vocabulary (softmax(logits / T), before any filter). "
+              "The last row adds up everything else. Temperature rescales the distribution but does not reorder it.");
+  b.table(std::move(made.table));
+  if (!made.same_candidates) {
+    b.note("The candidate lists differ between temperatures (cells marked with their id). Temperature alone never "
+           "reorders logits, so these runs did not see the same first logits.");
+  }
+  std::vector<std::string> sources;
+  for (const auto& [temp, r] : columns.by_t) sources.push_back(r->id);
+  b.paragraph("From the first step of: " + join(sources, ", ") + ".");
+  b.figure(b.figure_name("first-prediction"), "Top " + std::to_string(made.rows) + " first-token probabilities and everything else, at each temperature, after " + quoted_token(prompt) + ".",
+           svg_grouped_bar_chart(made.chart));
+}
+
+void add_first_prediction(const Inputs& in, Builder& b) {
+  b.heading("First prediction at several temperatures");
+  const std::vector<FirstPredictionColumns> prompts = first_prediction_columns(in.runs);
+  if (prompts.empty()) {
+    b.note("Not in this evidence: no sampled or first-prediction run with a temperature > 0 and a recorded first step, "
+           "so the top-candidate table cannot be built.");
+    return;
+  }
+  const std::vector<std::string> disagreements = first_prediction_disagreements(in.runs, prompts);
+  for (const FirstPredictionColumns& columns : prompts) add_first_prediction_for_prompt(columns, b);
   for (const auto& d : disagreements) b.note("Runs with the same first prediction disagree: " + d + ".");
 }
 
