@@ -70,9 +70,19 @@ RunParams run_params_from(const GenerateOptions& o) {
       throw UsageError(std::string("--sampler-order: ") + e.what());
     }
   }
-  if (o.top_p_rule) s.top_p_rule = *o.top_p_rule;
-  if (o.rng) s.rng = *o.rng;
-  const auto problems = check_run_params(p);
+  // An unknown name is reported in check_run_params' order, after the numbers and the order.
+  std::vector<ParamProblem> name_problems;
+  if (o.top_p_rule) {
+    const auto rule = check_top_p_rule(*o.top_p_rule);
+    if (rule.value) s.top_p_rule = *rule.value;
+    else name_problems.push_back(*rule.problem);
+  }
+  if (o.rng) {
+    const auto rng = check_rng(*o.rng);
+    if (rng.value) s.rng = *rng.value;
+    else name_problems.push_back(*rng.problem);
+  }
+  const auto problems = check_run_params(p, std::move(name_problems));
   if (!problems.empty()) throw UsageError(describe_problem(problems.front(), flag_of(problems.front().field)));
   return p;
 }

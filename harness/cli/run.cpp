@@ -26,8 +26,9 @@ struct RunOptions {
 };
 
 // Everything that needs no model is checked here, before the engine (and libtorch) loads:
-// --out, the shard, and every experiment file (so their errors come before any model is
-// located or made, and stay the only line on stderr).
+// --out, the shard, every experiment file and --top-candidates (so their errors come before any
+// model is located or made, and stay the only line on stderr). The request carries the
+// experiments with --top-candidates already applied.
 RunRequest run_request_from(const RunOptions& o) {
   // Found out now, not after the last run: a directory can never be replaced by the evidence.
   std::error_code ec;
@@ -37,10 +38,14 @@ RunRequest run_request_from(const RunOptions& o) {
   r.shard = parse_shard(o.shard);
   r.shard_text = o.shard;
   r.experiments = load_experiments(o.experiments);
+  if (o.top_candidates) {
+    if (*o.top_candidates < 0)
+      throw UsageError("--top-candidates " + std::to_string(*o.top_candidates) + ": allowed: an integer >= 0");
+    for (ExperimentSpec& spec : r.experiments) override_top_candidates(spec, *o.top_candidates);
+  }
   r.model = o.model;
   r.out = o.out;
   r.threads = o.threads;
-  r.top_candidates = o.top_candidates;
   r.check_equivalence = o.check_equivalence;
   r.prob_tolerance = o.prob_tolerance;
   return r;

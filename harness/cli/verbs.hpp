@@ -37,7 +37,8 @@ struct GenerateRequest {
   bool ids = false;  // print the new ids as a JSON array instead of the text
 };
 
-// `genrepro run`: every experiment file parsed and checked, the shard and --out checked.
+// `genrepro run`: every experiment file parsed and checked (with --top-candidates applied), the
+// shard and --out checked.
 struct RunRequest {
   std::vector<ExperimentSpec> experiments;
   std::optional<std::string> model;
@@ -45,7 +46,6 @@ struct RunRequest {
   int threads = 1;
   Shard shard;
   std::string shard_text;  // as given, for messages
-  std::optional<int64_t> top_candidates;
   bool check_equivalence = false;
   double prob_tolerance = kDefaultProbTolerance;
 };

@@ -20,23 +20,6 @@ namespace {
 // More worker threads than this is a typo; each holds a model's activations.
 constexpr int kMaxRunThreads = 256;
 
-std::vector<ExperimentSpec> load_with_override(const RunnerOptions& o) {
-  std::vector<ExperimentSpec> specs = o.experiments;
-  if (!o.top_candidates) return specs;
-  if (*o.top_candidates < 0)
-    throw UsageError("--top-candidates " + std::to_string(*o.top_candidates) + ": allowed: an integer >= 0");
-  // The override becomes part of the recorded spec, so the evidence (and merge, which
-  // re-expands the recorded spec) says exactly what ran.
-  for (ExperimentSpec& spec : specs) {
-    nlohmann::json edited = spec.spec;
-    edited["record"]["top_candidates"] = *o.top_candidates;
-    ExperimentSpec reparsed = parse_experiment(edited.dump(2), spec.path);
-    reparsed.sha256 = spec.sha256;  // still the file's bytes
-    spec = std::move(reparsed);
-  }
-  return specs;
-}
-
 void check_against_model(const ExpandedRun& run, const std::string& file, int64_t prompt_tokens,
                          const Gpt2Config& config) {
   const std::string context = "this model's context of " + std::to_string(config.n_positions) +
@@ -96,7 +79,7 @@ std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& mode
 
 RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer) {
   RunPlan plan;
-  plan.experiments = load_with_override(o);
+  plan.experiments = o.experiments;
   for (const ExperimentSpec& spec : plan.experiments) {
     std::vector<std::vector<int64_t>> encoded;
     for (const auto& prompt : spec.prompts) encoded.push_back(tokenizer.encode(prompt));

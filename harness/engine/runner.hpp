@@ -21,11 +21,10 @@
 namespace genrepro {
 
 struct RunnerOptions {
-  std::vector<ExperimentSpec> experiments;  // parsed and checked (load_experiments)
+  std::vector<ExperimentSpec> experiments;  // parsed and checked (load_experiments, override_top_candidates)
   ModelFiles model;
   int threads = 1;                        // runs executed at once
   Shard shard;                            // 1/1 = everything
-  std::optional<int64_t> top_candidates;  // overrides every experiment's record.top_candidates
   // Overrides every run's use_cache (for --check-equivalence). Run ids stay those of the files,
   // so the two passes pair run for run.
   std::optional<bool> use_cache;
@@ -42,8 +41,7 @@ struct RunPlan {
   std::vector<int64_t> selected;                  // indices of the runs this shard executes
 };
 
-// Applies the top_candidates override to the experiments' recorded spec, encodes
-// the prompts, and checks every run against the model's context and vocabulary. Throws
+// Encodes the prompts and checks every run against the model's context and vocabulary. Throws
 // SpecError / UsageError naming the experiment file and JSON path.
 RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer);
 

@@ -1,14 +1,30 @@
 #include "engine/samplers.hpp"
 
 #include <limits>
-
-#include "util/errors.hpp"
+#include <stdexcept>
 
 namespace genrepro {
 
 namespace {
 
 constexpr float kMasked = -std::numeric_limits<float>::infinity();  // zero probability after softmax
+
+std::unique_ptr<ChainStage> make_top_p_stage(TopPRule rule, double p) {
+  switch (rule) {
+    case TopPRule::article: return std::make_unique<TopPStage>(p);
+    case TopPRule::hf: return std::make_unique<TopPHfStage>(p);
+  }
+  throw std::logic_error("TopPRule out of range");  // a bug: every enumerator is handled above
+}
+
+std::unique_ptr<ChainStage> make_stage(SamplerStage stage, const SamplingParams& params) {
+  switch (stage) {
+    case SamplerStage::temperature: return std::make_unique<TemperatureStage>(params.temperature);
+    case SamplerStage::top_k: return std::make_unique<TopKStage>(params.top_k);
+    case SamplerStage::top_p: return make_top_p_stage(params.top_p_rule, params.top_p);
+  }
+  throw std::logic_error("SamplerStage out of range");  // a bug: every enumerator is handled above
+}
 
 }  // namespace
 
@@ -63,7 +79,7 @@ torch::Tensor top_p_filter_hf(const torch::Tensor& logits, double p, int64_t min
   return logits.masked_fill(indices_to_remove, kMasked);
 }
 
-SamplerChain::SamplerChain(std::vector<std::unique_ptr<SamplerStage>> stages) : stages_(std::move(stages)) {}
+SamplerChain::SamplerChain(std::vector<std::unique_ptr<ChainStage>> stages) : stages_(std::move(stages)) {}
 
 torch::Tensor SamplerChain::apply(const torch::Tensor& logits) const {
   torch::Tensor current = logits;
@@ -78,22 +94,8 @@ std::vector<std::string> SamplerChain::names() const {
 }
 
 SamplerChain build_sampler_chain(const SamplingParams& params) {
-  std::vector<std::unique_ptr<SamplerStage>> stages;
-  for (const auto& name : params.sampler_order) {
-    if (name == "temperature") {
-      stages.push_back(std::make_unique<TemperatureStage>(params.temperature));
-    } else if (name == "top_k") {
-      stages.push_back(std::make_unique<TopKStage>(params.top_k));
-    } else if (name == "top_p" && params.top_p_rule == "article") {
-      stages.push_back(std::make_unique<TopPStage>(params.top_p));
-    } else if (name == "top_p" && params.top_p_rule == "hf") {
-      stages.push_back(std::make_unique<TopPHfStage>(params.top_p));
-    } else if (name == "top_p") {
-      throw SpecError("top_p_rule '" + params.top_p_rule + "' is unknown; allowed: article, hf");
-    } else {
-      throw SpecError("sampler stage '" + name + "' is unknown; allowed: temperature, top_k, top_p");
-    }
-  }
+  std::vector<std::unique_ptr<ChainStage>> stages;
+  for (SamplerStage stage : params.sampler_order) stages.push_back(make_stage(stage, params));
   return SamplerChain(std::move(stages));
 }
 

@@ -39,55 +39,57 @@ torch::Tensor top_p_filter_hf(const torch::Tensor& logits, double p, int64_t min
 
 // --- the chain ---
 
-struct SamplerStage {
-  virtual ~SamplerStage() = default;
-  virtual std::string name() const = 0;  // "temperature", "top_k", "top_p"
+// One stage of a chain. Which stage it is (SamplerStage, spec/run_params.hpp) is also its name.
+struct ChainStage {
+  virtual ~ChainStage() = default;
+  virtual SamplerStage stage() const = 0;
+  std::string name() const { return to_string(stage()); }  // "temperature", "top_k", "top_p"
   virtual torch::Tensor apply(const torch::Tensor& logits) const = 0;
 };
 
-struct TemperatureStage : SamplerStage {
+struct TemperatureStage : ChainStage {
   double temperature;
   explicit TemperatureStage(double t) : temperature(t) {}
-  std::string name() const override { return "temperature"; }
+  SamplerStage stage() const override { return SamplerStage::temperature; }
   torch::Tensor apply(const torch::Tensor& logits) const override { return apply_temperature(logits, temperature); }
 };
 
-struct TopKStage : SamplerStage {
+struct TopKStage : ChainStage {
   int64_t k;
   explicit TopKStage(int64_t k_) : k(k_) {}
-  std::string name() const override { return "top_k"; }
+  SamplerStage stage() const override { return SamplerStage::top_k; }
   torch::Tensor apply(const torch::Tensor& logits) const override { return top_k_filter(logits, k); }
 };
 
-// The article's rule (top_p_rule "article").
-struct TopPStage : SamplerStage {
+// The article's rule (TopPRule::article).
+struct TopPStage : ChainStage {
   double p;
   explicit TopPStage(double p_) : p(p_) {}
-  std::string name() const override { return "top_p"; }
+  SamplerStage stage() const override { return SamplerStage::top_p; }
   torch::Tensor apply(const torch::Tensor& logits) const override { return top_p_filter(logits, p); }
 };
 
-// Hugging Face's rule (top_p_rule "hf").
-struct TopPHfStage : SamplerStage {
+// Hugging Face's rule (TopPRule::hf).
+struct TopPHfStage : ChainStage {
   double p;
   explicit TopPHfStage(double p_) : p(p_) {}
-  std::string name() const override { return "top_p"; }
+  SamplerStage stage() const override { return SamplerStage::top_p; }
   torch::Tensor apply(const torch::Tensor& logits) const override { return top_p_filter_hf(logits, p); }
 };
 
 class SamplerChain {
  public:
-  explicit SamplerChain(std::vector<std::unique_ptr<SamplerStage>> stages);
+  explicit SamplerChain(std::vector<std::unique_ptr<ChainStage>> stages);
   // Each stage in order: logits -> stage 1 -> stage 2 -> ...
   torch::Tensor apply(const torch::Tensor& logits) const;
   std::vector<std::string> names() const;
 
  private:
-  std::vector<std::unique_ptr<SamplerStage>> stages_;
+  std::vector<std::unique_ptr<ChainStage>> stages_;
 };
 
 // The chain `params.sampler_order` names, with params' temperature, top_k, top_p and top_p_rule.
-// `params` must be valid (check_run_params); an unknown stage or rule throws SpecError.
+// `params` is a validated plan (check_run_params): the stages and the rule are already typed.
 SamplerChain build_sampler_chain(const SamplingParams& params);
 
 }  // namespace genrepro

@@ -1,8 +1,8 @@
 #include "engine/token_picker.hpp"
 
-#include <ATen/CPUGeneratorImpl.h>
+#include <stdexcept>
 
-#include "util/errors.hpp"
+#include <ATen/CPUGeneratorImpl.h>
 
 namespace genrepro {
 
@@ -20,9 +20,11 @@ int64_t PortablePicker::pick(const torch::Tensor& probs) {
 }
 
 std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params) {
-  if (params.rng == "torch") return std::make_unique<TorchMultinomialPicker>(params.seed);
-  if (params.rng == "portable") return std::make_unique<PortablePicker>(params.seed);
-  throw SpecError("rng '" + params.rng + "' is unknown; allowed: torch, portable");
+  switch (params.rng) {
+    case Rng::torch: return std::make_unique<TorchMultinomialPicker>(params.seed);
+    case Rng::portable: return std::make_unique<PortablePicker>(params.seed);
+  }
+  throw std::logic_error("Rng out of range");  // a bug: every enumerator is handled above
 }
 
 int64_t pick_greedy(const torch::Tensor& logits) { return logits.argmax().item<int64_t>(); }

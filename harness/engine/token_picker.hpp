@@ -18,7 +18,7 @@ class TokenPicker {
   virtual int64_t pick(const torch::Tensor& probs) = 0;
 };
 
-// rng "torch": torch::multinomial(probs, 1, /*replacement=*/false, generator) with a CPU generator
+// Rng::torch: torch::multinomial(probs, 1, /*replacement=*/false, generator) with a CPU generator
 // made from the seed, as torch.Generator(device="cpu").manual_seed(seed).
 class TorchMultinomialPicker : public TokenPicker {
  public:
@@ -29,7 +29,7 @@ class TorchMultinomialPicker : public TokenPicker {
   at::Generator generator_;
 };
 
-// rng "portable": the same exponential race over std::mt19937 (harness/spec/portable_rng.hpp).
+// Rng::portable: the same exponential race over std::mt19937 (harness/spec/portable_rng.hpp).
 class PortablePicker : public TokenPicker {
  public:
   explicit PortablePicker(uint64_t seed) : race_(seed) {}
@@ -39,7 +39,7 @@ class PortablePicker : public TokenPicker {
   PortableMultinomial race_;
 };
 
-// The picker params.rng names, seeded with params.seed. Throws SpecError for an unknown rng.
+// The picker params.rng names, seeded with params.seed.
 std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params);
 
 // The article's greedy pick: torch.argmax(logits) (the first index among ties).

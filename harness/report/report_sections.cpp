@@ -52,7 +52,10 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
-std::string order_text(const RunRecord& r) { return join(r.params.sampling.sampler_order, " → "); }
+// The run's sampler order as its stage names joined by `sep`: "top_k → top_p → temperature".
+std::string order_text(const RunRecord& r, const std::string& sep = " → ") {
+  return join(stage_names(r.params.sampling.sampler_order), sep);
+}
 
 // Which parameters a grouping key leaves out.
 enum KeyIgnore : unsigned {
@@ -71,10 +74,11 @@ std::string params_key(const RunRecord& r, unsigned ignore) {
   std::string key = "prompt=" + r.prompt + "\x1f" + "mode=" + to_string(s.mode);
   if (!(ignore & kIgnoreTemperature)) std::snprintf(buf, sizeof buf, "\x1fT=%.17g", s.temperature), key += buf;
   if (!(ignore & kIgnoreSeed)) key += "\x1fseed=" + std::to_string(s.seed);
-  if (!(ignore & kIgnoreOrder)) key += "\x1forder=" + join(s.sampler_order, ",");
+  if (!(ignore & kIgnoreOrder)) key += "\x1forder=" + order_text(r, ",");
   if (!(ignore & kIgnoreLength)) key += "\x1fmax=" + std::to_string(r.params.max_new_tokens) + (r.params.stop_at_eos ? "+eos" : "");
   std::snprintf(buf, sizeof buf, "\x1fk=%lld\x1fp=%.17g", static_cast<long long>(s.top_k), s.top_p);
-  return key + buf + "\x1frule=" + s.top_p_rule + "\x1frng=" + s.rng + (r.params.use_cache ? "\x1f" "cache" : "");
+  return key + buf + "\x1frule=" + to_string(s.top_p_rule) + "\x1frng=" + to_string(s.rng) +
+         (r.params.use_cache ? "\x1f" "cache" : "");
 }
 
 // Runs grouped by key, groups and their runs in evidence order.
@@ -111,9 +115,10 @@ std::string run_label(const RunRecord& r, unsigned omit = kKeepAll) {
     if (has_top_k(r)) parts.push_back("k=" + std::to_string(s.top_k));
     if (has_top_p(r)) parts.push_back("p=" + format_param(s.top_p));
     if (!(omit & kIgnoreSeed)) parts.push_back("seed=" + std::to_string(s.seed));
-    if (!(omit & kIgnoreOrder) && !default_order(r)) parts.push_back("order=" + join(s.sampler_order, "→"));
-    if (s.top_p_rule != SamplingParams{}.top_p_rule && has_top_p(r)) parts.push_back("rule=" + s.top_p_rule);
-    if (s.rng != SamplingParams{}.rng) parts.push_back("rng=" + s.rng);
+    if (!(omit & kIgnoreOrder) && !default_order(r)) parts.push_back("order=" + order_text(r, "→"));
+    if (s.top_p_rule != SamplingParams{}.top_p_rule && has_top_p(r))
+      parts.push_back(std::string("rule=") + to_string(s.top_p_rule));
+    if (s.rng != SamplingParams{}.rng) parts.push_back(std::string("rng=") + to_string(s.rng));
   }
   if (is_first_prediction_only(r)) parts.push_back("(first prediction only)");
   return join(parts, " ");
@@ -299,26 +304,32 @@ void add_greedy(const Inputs& in, Builder& b) {
   }
 }
 
-void add_first_prediction(const Inputs& in, Builder& b) {
-  b.heading("First prediction at several temperatures");
-  // One column per temperature, per prompt: a first-prediction-only run if there is one (that is
-  // what it is for), else the first run seen. Every other run at that prompt and temperature saw
-  // the same first logits, so its candidates must agree.
-  std::vector<std::pair<std::string, std::map<double, const RunRecord*>>> prompts;
-  for (const RunRecord* r : in.runs) {
+// The first-prediction section's columns for one prompt: one run per temperature.
+struct FirstPredictionColumns {
+  std::string prompt;
+  std::map<double, const RunRecord*> by_t;
+};
+
+// One column per temperature, per prompt (prompts in the order they first appear): a
+// first-prediction-only run if there is one (that is what it is for), else the first run seen.
+std::vector<FirstPredictionColumns> first_prediction_columns(const Runs& runs) {
+  std::vector<FirstPredictionColumns> prompts;
+  for (const RunRecord* r : runs) {
     if (!has_scaled_first_step(*r) || r->result.steps[0].top.empty()) continue;
-    auto it = std::find_if(prompts.begin(), prompts.end(), [&](const auto& p) { return p.first == r->prompt; });
+    auto it = std::find_if(prompts.begin(), prompts.end(), [&](const auto& p) { return p.prompt == r->prompt; });
     if (it == prompts.end()) it = prompts.insert(prompts.end(), {r->prompt, {}});
-    const auto [at, fresh] = it->second.emplace(r->params.sampling.temperature, r);
+    const auto [at, fresh] = it->by_t.emplace(r->params.sampling.temperature, r);
     if (!fresh && is_first_prediction_only(*r) && !is_first_prediction_only(*at->second)) at->second = r;
   }
-  if (prompts.empty()) {
-    b.note("Not in this evidence: no sampled or first-prediction run with a temperature > 0 and a recorded first step, "
-           "so the top-candidate table cannot be built.");
-    return;
-  }
+  return prompts;
+}
+
+// Every other run at a column's prompt and temperature saw the same first logits, so its
+// candidates must agree with the column's: one line per run that does not (its first bad rank).
+std::vector<std::string> first_prediction_disagreements(const Runs& runs,
+                                                        const std::vector<FirstPredictionColumns>& prompts) {
   std::vector<std::string> disagreements;
-  for (const RunRecord* r : in.runs) {
+  for (const RunRecord* r : runs) {
     if (!has_scaled_first_step(*r)) continue;
     for (const auto& [prompt, by_t] : prompts) {
       const auto chosen = by_t.find(r->params.sampling.temperature);
@@ -335,61 +346,91 @@ void add_first_prediction(const Inputs& in, Builder& b) {
       }
     }
   }
-  for (const auto& [prompt, by_t] : prompts) {
-    const StepRecord& first = by_t.begin()->second->result.steps[0];
-    size_t rows = first.top.size();
-    for (const auto& [t, r] : by_t) rows = std::min(rows, r->result.steps[0].top.size());
-    b.paragraph("The " + std::to_string(rows) + " most probable first tokens after " + quoted_token(prompt) +
-                ", with probabilities over the whole vocabulary (softmax(logits / T), before any filter). "
-                "The last row adds up everything else. Temperature rescales the distribution but does not reorder it.");
-    ReportTable t;
-    t.header = {"rank", "token", "id"};
-    t.numeric = {true, false, true};
-    GroupedBarChartSpec chart;
-    chart.title = "First prediction: top " + std::to_string(rows) + " and everything else";
-    chart.y_label = "probability";
-    for (const auto& [temp, r] : by_t) {
-      t.header.push_back("T = " + format_param(temp));
-      t.numeric.push_back(true);
-      chart.series.push_back("T = " + format_param(temp));
-      chart.values.emplace_back();
-    }
-    bool same_candidates = true;
-    for (size_t i = 0; i < rows; ++i) {
-      std::vector<std::string> row = {std::to_string(i + 1), quoted_token(first.top[i].text), std::to_string(first.top[i].id)};
-      size_t s = 0;
-      for (const auto& [temp, r] : by_t) {
-        const Candidate& c = r->result.steps[0].top[i];
-        std::string cell = format_prob(c.prob_scaled);
-        if (c.id != first.top[i].id) {
-          same_candidates = false;
-          cell += " (id " + std::to_string(c.id) + ")";
-        }
-        row.push_back(cell);
-        chart.values[s++].push_back(c.prob_scaled);
-      }
-      t.rows.push_back(row);
-      chart.groups.push_back(quoted_token(first.top[i].text));
-    }
-    std::vector<std::string> rest = {"", "everything else", ""};
+  return disagreements;
+}
+
+// One prompt's table (rank, token, id, a probability column per temperature, the
+// everything-else row) and the same numbers as a grouped bar chart.
+struct FirstPredictionTable {
+  size_t rows = 0;  // candidates every column lists
+  ReportTable table;
+  GroupedBarChartSpec chart;
+  bool same_candidates = true;  // every column lists the first column's ids, rank for rank
+};
+
+FirstPredictionTable first_prediction_table(const FirstPredictionColumns& columns) {
+  const auto& by_t = columns.by_t;
+  const StepRecord& first = by_t.begin()->second->result.steps[0];
+  FirstPredictionTable out;
+  out.rows = first.top.size();
+  for (const auto& [t, r] : by_t) out.rows = std::min(out.rows, r->result.steps[0].top.size());
+  ReportTable& t = out.table;
+  GroupedBarChartSpec& chart = out.chart;
+  t.header = {"rank", "token", "id"};
+  t.numeric = {true, false, true};
+  chart.title = "First prediction: top " + std::to_string(out.rows) + " and everything else";
+  chart.y_label = "probability";
+  for (const auto& [temp, r] : by_t) {
+    t.header.push_back("T = " + format_param(temp));
+    t.numeric.push_back(true);
+    chart.series.push_back("T = " + format_param(temp));
+    chart.values.emplace_back();
+  }
+  for (size_t i = 0; i < out.rows; ++i) {
+    std::vector<std::string> row = {std::to_string(i + 1), quoted_token(first.top[i].text), std::to_string(first.top[i].id)};
     size_t s = 0;
     for (const auto& [temp, r] : by_t) {
-      rest.push_back(format_prob(r->result.steps[0].rest_mass));
-      chart.values[s++].push_back(r->result.steps[0].rest_mass);
+      const Candidate& c = r->result.steps[0].top[i];
+      std::string cell = format_prob(c.prob_scaled);
+      if (c.id != first.top[i].id) {
+        out.same_candidates = false;
+        cell += " (id " + std::to_string(c.id) + ")";
+      }
+      row.push_back(cell);
+      chart.values[s++].push_back(c.prob_scaled);
     }
-    t.rows.push_back(rest);
-    chart.groups.push_back("everything else");
-    b.table(std::move(t));
-    if (!same_candidates) {
-      b.note("The candidate lists differ between temperatures (cells marked with their id). Temperature alone never "
-             "reorders logits, so these runs did not see the same first logits.");
-    }
-    std::vector<std::string> sources;
-    for (const auto& [temp, r] : by_t) sources.push_back(r->id);
-    b.paragraph("From the first step of: " + join(sources, ", ") + ".");
-    b.figure(b.figure_name("first-prediction"), "Top " + std::to_string(rows) + " first-token probabilities and everything else, at each temperature, after " + quoted_token(prompt) + ".",
-             svg_grouped_bar_chart(chart));
+    t.rows.push_back(row);
+    chart.groups.push_back(quoted_token(first.top[i].text));
   }
+  std::vector<std::string> rest = {"", "everything else", ""};
+  size_t s = 0;
+  for (const auto& [temp, r] : by_t) {
+    rest.push_back(format_prob(r->result.steps[0].rest_mass));
+    chart.values[s++].push_back(r->result.steps[0].rest_mass);
+  }
+  t.rows.push_back(rest);
+  chart.groups.push_back("everything else");
+  return out;
+}
+
+void add_first_prediction_for_prompt(const FirstPredictionColumns& columns, Builder& b) {
+  FirstPredictionTable made = first_prediction_table(columns);
+  const std::string& prompt = columns.prompt;
+  b.paragraph("The " + std::to_string(made.rows) + " most probable first tokens after " + quoted_token(prompt) +
+              ", with probabilities over the whole vocabulary (softmax(logits / T), before any filter). "
+              "The last row adds up everything else. Temperature rescales the distribution but does not reorder it.");
+  b.table(std::move(made.table));
+  if (!made.same_candidates) {
+    b.note("The candidate lists differ between temperatures (cells marked with their id). Temperature alone never "
+           "reorders logits, so these runs did not see the same first logits.");
+  }
+  std::vector<std::string> sources;
+  for (const auto& [temp, r] : columns.by_t) sources.push_back(r->id);
+  b.paragraph("From the first step of: " + join(sources, ", ") + ".");
+  b.figure(b.figure_name("first-prediction"), "Top " + std::to_string(made.rows) + " first-token probabilities and everything else, at each temperature, after " + quoted_token(prompt) + ".",
+           svg_grouped_bar_chart(made.chart));
+}
+
+void add_first_prediction(const Inputs& in, Builder& b) {
+  b.heading("First prediction at several temperatures");
+  const std::vector<FirstPredictionColumns> prompts = first_prediction_columns(in.runs);
+  if (prompts.empty()) {
+    b.note("Not in this evidence: no sampled or first-prediction run with a temperature > 0 and a recorded first step, "
+           "so the top-candidate table cannot be built.");
+    return;
+  }
+  const std::vector<std::string> disagreements = first_prediction_disagreements(in.runs, prompts);
+  for (const FirstPredictionColumns& columns : prompts) add_first_prediction_for_prompt(columns, b);
   for (const auto& d : disagreements) b.note("Runs with the same first prediction disagree: " + d + ".");
 }
 
@@ -459,7 +500,7 @@ void add_nucleus(const Inputs& in, Builder& b) {
     const RunRecord& any = *group[0];
     BarChartSpec chart;
     chart.title = "Nucleus size at p = " + format_param(any.params.sampling.top_p) + " (first prediction)" +
-                  (default_order(any) ? "" : ", order " + join(any.params.sampling.sampler_order, "→"));
+                  (default_order(any) ? "" : ", order " + order_text(any, "→"));
     chart.y_label = "tokens kept (log scale)";
     chart.log_y = true;
     for (const auto& [temp, r] : by_t) {
@@ -484,7 +525,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
   b.heading("Sampler order");
   std::vector<Runs> comparisons;
   for (const Runs& group : group_by(in.runs, kIgnoreOrder)) {
-    std::set<std::vector<std::string>> orders;
+    std::set<std::vector<SamplerStage>> orders;
     for (const RunRecord* r : group) orders.insert(r->params.sampling.sampler_order);
     if (orders.size() > 1 && is_sampled(*group[0])) comparisons.push_back(group);
   }

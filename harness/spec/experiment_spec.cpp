@@ -82,6 +82,13 @@ std::string allowed_for(const std::string& key) {
   return "?";
 }
 
+// A checked name's value; its problem, described at `where`, is a SpecError.
+template <class T>
+T value_or_throw(Checked<T> checked, const std::string& where) {
+  if (checked.problem) throw SpecError(describe_problem(*checked.problem, where));
+  return std::move(*checked.value);
+}
+
 class SpecReader {
  public:
   explicit SpecReader(std::string path) : path_(std::move(path)) {}
@@ -122,7 +129,8 @@ class SpecReader {
     }
   }
 
-  // Type-checks `v` for `key` and stores it in `p`.
+  // Type-checks `v` for `key` and stores it in `p` (names as their enums: an unknown name is
+  // reported here, in check_top_p_rule's, check_rng's or check_sampler_order's words).
   void apply_checked_type(const std::string& key, const json& v, const std::string& where, RunParams& p) const {
     SamplingParams& s = p.sampling;
     if (key == "temperature" || key == "top_p") {
@@ -139,14 +147,18 @@ class SpecReader {
       s.seed = v.get<uint64_t>();
     } else if (key == "sampler_order") {
       if (!v.is_array() || v.empty()) fail_value(where, v, allowed_for(key));
-      s.sampler_order.clear();
+      std::vector<std::string> names;
       for (size_t i = 0; i < v.size(); ++i) {
         if (!v[i].is_string()) fail_value(element(where, i), v[i], allowed_for(key));
-        s.sampler_order.push_back(v[i].get<std::string>());
+        names.push_back(v[i].get<std::string>());
       }
-    } else if (key == "top_p_rule" || key == "rng") {
+      s.sampler_order = value_or_throw(check_sampler_order(names), path_ + ": " + where);
+    } else if (key == "top_p_rule") {
       if (!v.is_string()) fail_value(where, v, allowed_for(key));
-      (key == "rng" ? s.rng : s.top_p_rule) = v.get<std::string>();
+      s.top_p_rule = value_or_throw(check_top_p_rule(v.get<std::string>()), path_ + ": " + where);
+    } else if (key == "rng") {
+      if (!v.is_string()) fail_value(where, v, allowed_for(key));
+      s.rng = value_or_throw(check_rng(v.get<std::string>()), path_ + ": " + where);
     } else if (key == "stop_at_eos" || key == "use_cache") {
       if (!v.is_boolean()) fail_value(where, v, allowed_for(key));
       (key == "stop_at_eos" ? p.stop_at_eos : p.use_cache) = v.get<bool>();
@@ -234,6 +246,13 @@ void check_combination(const SpecReader& r, const RunParams& p, const std::strin
   for (const ParamProblem& problem : check_run_params(p)) {
     throw SpecError(r.path() + ": " + describe_problem(problem, child(where, problem.field)));
   }
+}
+
+// Two runs of one experiment with the same id would be indistinguishable in the evidence.
+void claim_id(const SpecReader& r, std::map<std::string, std::string>& seen_ids, const ExpandedRun& run) {
+  const auto [it, inserted] = seen_ids.emplace(run.id, run.source);
+  if (!inserted)
+    r.fail(run.source, "expands to a run that " + it->second + " already gives (id " + run.id + "); list each run once");
 }
 
 struct RunEntry {
@@ -337,9 +356,9 @@ nlohmann::ordered_json params_to_json(const RunParams& p) {
   j["top_k"] = s.top_k;
   j["top_p"] = s.top_p;
   j["seed"] = s.seed;
-  j["sampler_order"] = s.sampler_order;
-  j["top_p_rule"] = s.top_p_rule;
-  j["rng"] = s.rng;
+  j["sampler_order"] = stage_names(s.sampler_order);
+  j["top_p_rule"] = to_string(s.top_p_rule);
+  j["rng"] = to_string(s.rng);
   j["max_new_tokens"] = p.max_new_tokens;
   j["stop_at_eos"] = p.stop_at_eos;
   j["use_cache"] = p.use_cache;
@@ -365,13 +384,15 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
   s.top_p = need("top_p", &json::is_number, "a number").get<double>();
   s.seed = need("seed", &json::is_number_unsigned, "a non-negative integer").get<uint64_t>();
   const json& order = need("sampler_order", &json::is_array, "a list of stage names");
-  s.sampler_order.clear();
+  std::vector<std::string> stages;
   for (const auto& stage : order) {
     if (!stage.is_string()) throw SpecError(where + ".sampler_order: " + shown(stage) + " is not a stage name");
-    s.sampler_order.push_back(stage.get<std::string>());
+    stages.push_back(stage.get<std::string>());
   }
-  s.top_p_rule = need("top_p_rule", &json::is_string, "a string").get<std::string>();
-  s.rng = need("rng", &json::is_string, "a string").get<std::string>();
+  s.sampler_order = value_or_throw(check_sampler_order(stages), where + ".sampler_order");
+  s.top_p_rule = value_or_throw(check_top_p_rule(need("top_p_rule", &json::is_string, "a string").get<std::string>()),
+                                where + ".top_p_rule");
+  s.rng = value_or_throw(check_rng(need("rng", &json::is_string, "a string").get<std::string>()), where + ".rng");
   p.max_new_tokens = need("max_new_tokens", &json::is_number_integer, "an integer").get<int64_t>();
   p.stop_at_eos = need("stop_at_eos", &json::is_boolean, "true or false").get<bool>();
   p.use_cache = need("use_cache", &json::is_boolean, "true or false").get<bool>();
@@ -454,9 +475,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
         }
         check_combination(r, run.params, e.source);
         run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
-        const auto [it, inserted] = seen_ids.emplace(run.id, e.source);
-        if (!inserted)
-          r.fail(e.source, "expands to a run that " + it->second + " already gives (id " + run.id + "); list each run once");
+        claim_id(r, seen_ids, run);
         spec.runs.push_back(std::move(run));
         // Odometer over the axes: the last axis varies fastest.
         size_t a = e.axes.size();
@@ -467,6 +486,19 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
   }
   spec.spec = std::move(parsed.value);
   return spec;
+}
+
+void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates) {
+  const SpecReader r(spec.path);
+  if (top_candidates < 0) r.fail_value("record.top_candidates", top_candidates, allowed_for("top_candidates"));
+  // Stored as parsing the edited file would store it (a non-negative integer is unsigned JSON).
+  spec.spec["record"]["top_candidates"] = static_cast<uint64_t>(top_candidates);
+  std::map<std::string, std::string> seen_ids;  // id -> where it came from
+  for (ExpandedRun& run : spec.runs) {
+    run.params.top_candidates = top_candidates;
+    run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
+    claim_id(r, seen_ids, run);
+  }
 }
 
 ExperimentSpec load_experiment(const std::string& path) {

@@ -46,6 +46,13 @@ struct ExperimentSpec {
 // in messages and in the result.
 ExperimentSpec parse_experiment(const std::string& text, const std::string& path);
 
+// Every run of `spec` records `top_candidates` candidates per step (`genrepro run
+// --top-candidates N`), exactly as if the file said "record": {"top_candidates": N}: the recorded
+// spec says so (the evidence, and merge re-expanding it, say what ran) and the run ids change with
+// it, since they hash every parameter. sha256 stays that of the file's bytes. Throws SpecError for
+// N < 0, and for two runs that would now share an id.
+void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates);
+
 // Reads `path` (missing, a directory, too large: SpecError) and calls parse_experiment.
 ExperimentSpec load_experiment(const std::string& path);
 

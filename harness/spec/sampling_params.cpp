@@ -1,6 +1,7 @@
 #include "spec/sampling_params.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -31,33 +32,72 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-bool is_stage_name(const std::string& name) {
-  const auto& names = sampler_stage_names();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 std::string allowed_stages() {
   return "a comma-separated list of distinct stages from {" + join(sampler_stage_names(), ", ") + "}";
+}
+
+std::string one_of(const std::vector<std::string>& names) { return "one of {" + join(names, ", ") + "}"; }
+
+template <class Enum, size_t N>
+std::vector<std::string> names_of(const std::array<Enum, N>& all) {
+  std::vector<std::string> names;
+  for (Enum value : all) names.push_back(to_string(value));
+  return names;
+}
+
+template <class T>
+Checked<T> problem(std::string field, std::string value, std::string allowed) {
+  return {std::nullopt, ParamProblem{std::move(field), std::move(value), std::move(allowed)}};
+}
+
+// The order check_run_params reports fields in; a name problem joins the list at its field.
+constexpr std::array<const char*, 8> kFieldOrder = {"temperature", "top_p", "top_k",          "sampler_order",
+                                                    "top_p_rule",  "rng",   "max_new_tokens", "top_candidates"};
+
+size_t field_rank(const std::string& field) {
+  return static_cast<size_t>(std::find(kFieldOrder.begin(), kFieldOrder.end(), field) - kFieldOrder.begin());
 }
 
 }  // namespace
 
 const std::vector<std::string>& sampler_stage_names() {
-  static const std::vector<std::string> names = {"temperature", "top_k", "top_p"};
+  static const std::vector<std::string> names = names_of(kSamplerStages);
   return names;
 }
 
 const std::vector<std::string>& top_p_rule_names() {
-  static const std::vector<std::string> names = {"article", "hf"};
+  static const std::vector<std::string> names = names_of(kTopPRules);
   return names;
 }
 
 const std::vector<std::string>& rng_names() {
-  static const std::vector<std::string> names = {"torch", "portable"};
+  static const std::vector<std::string> names = names_of(kRngs);
   return names;
 }
 
-std::vector<ParamProblem> check_run_params(const RunParams& p) {
+Checked<TopPRule> check_top_p_rule(const std::string& name) {
+  if (const auto rule = parse_top_p_rule(name)) return {rule, std::nullopt};
+  return problem<TopPRule>("top_p_rule", name, one_of(top_p_rule_names()));
+}
+
+Checked<Rng> check_rng(const std::string& name) {
+  if (const auto rng = parse_rng(name)) return {rng, std::nullopt};
+  return problem<Rng>("rng", name, one_of(rng_names()));
+}
+
+Checked<std::vector<SamplerStage>> check_sampler_order(const std::vector<std::string>& names) {
+  std::vector<SamplerStage> stages;
+  for (const std::string& name : names) {
+    const auto stage = parse_sampler_stage(name);
+    if (!stage) return problem<std::vector<SamplerStage>>("sampler_order", name, allowed_stages());
+    if (std::find(stages.begin(), stages.end(), *stage) != stages.end())
+      return problem<std::vector<SamplerStage>>("sampler_order", name + " (repeated)", allowed_stages());
+    stages.push_back(*stage);
+  }
+  return {std::move(stages), std::nullopt};
+}
+
+std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<ParamProblem> name_problems) {
   std::vector<ParamProblem> problems;
   const SamplingParams& s = p.sampling;
   // NaN fails every comparison, so each check is written as "not (allowed)".
@@ -67,59 +107,56 @@ std::vector<ParamProblem> check_run_params(const RunParams& p) {
     problems.push_back({"top_p", number_text(s.top_p), "a number in (0, 1] (1 turns top-p off)"});
   if (s.top_k < 0)
     problems.push_back({"top_k", std::to_string(s.top_k), "an integer >= 0 (0 turns top-k off)"});
-  std::vector<std::string> seen;
-  for (const auto& stage : s.sampler_order) {
-    if (!is_stage_name(stage)) {
-      problems.push_back({"sampler_order", stage, allowed_stages()});
-    } else if (std::find(seen.begin(), seen.end(), stage) != seen.end()) {
-      problems.push_back({"sampler_order", stage + " (repeated)", allowed_stages()});
-    }
-    seen.push_back(stage);
+  for (size_t i = 0; i < s.sampler_order.size(); ++i) {
+    const auto first = std::find(s.sampler_order.begin(), s.sampler_order.end(), s.sampler_order[i]);
+    if (static_cast<size_t>(first - s.sampler_order.begin()) != i)
+      problems.push_back(
+          {"sampler_order", std::string(to_string(s.sampler_order[i])) + " (repeated)", allowed_stages()});
   }
   // A sampling parameter whose stage the order leaves out would be silently ignored; say so.
   if (s.mode == DecodeMode::sample) {
-    const auto in_order = [&](const char* stage) {
+    const auto in_order = [&](SamplerStage stage) {
       return std::find(s.sampler_order.begin(), s.sampler_order.end(), stage) != s.sampler_order.end();
     };
-    if (s.temperature != 1 && s.temperature > 0 && !in_order("temperature"))
-      problems.push_back({"sampler_order", join(s.sampler_order, ","),
+    const std::string order = join(stage_names(s.sampler_order), ",");
+    if (s.temperature != 1 && s.temperature > 0 && !in_order(SamplerStage::temperature))
+      problems.push_back({"sampler_order", order,
                           "an order that contains temperature, since temperature is " + number_text(s.temperature)});
-    if (s.top_k > 0 && !in_order("top_k"))
-      problems.push_back({"sampler_order", join(s.sampler_order, ","),
-                          "an order that contains top_k, since top_k is " + std::to_string(s.top_k)});
-    if (s.top_p > 0 && s.top_p < 1 && !in_order("top_p"))
-      problems.push_back({"sampler_order", join(s.sampler_order, ","),
-                          "an order that contains top_p, since top_p is " + number_text(s.top_p)});
+    if (s.top_k > 0 && !in_order(SamplerStage::top_k))
+      problems.push_back(
+          {"sampler_order", order, "an order that contains top_k, since top_k is " + std::to_string(s.top_k)});
+    if (s.top_p > 0 && s.top_p < 1 && !in_order(SamplerStage::top_p))
+      problems.push_back(
+          {"sampler_order", order, "an order that contains top_p, since top_p is " + number_text(s.top_p)});
   }
-  const auto& rules = top_p_rule_names();
-  if (std::find(rules.begin(), rules.end(), s.top_p_rule) == rules.end())
-    problems.push_back({"top_p_rule", s.top_p_rule, "one of {" + join(rules, ", ") + "}"});
-  const auto& rngs = rng_names();
-  if (std::find(rngs.begin(), rngs.end(), s.rng) == rngs.end())
-    problems.push_back({"rng", s.rng, "one of {" + join(rngs, ", ") + "}"});
   if (p.max_new_tokens < 0)
     problems.push_back({"max_new_tokens", std::to_string(p.max_new_tokens),
                         "an integer >= 0 (0 records only the first prediction)"});
   if (p.top_candidates < 0)
     problems.push_back({"top_candidates", std::to_string(p.top_candidates), "an integer >= 0"});
+  problems.insert(problems.end(), name_problems.begin(), name_problems.end());
+  std::stable_sort(problems.begin(), problems.end(), [](const ParamProblem& a, const ParamProblem& b) {
+    return field_rank(a.field) < field_rank(b.field);
+  });
   return problems;
 }
 
-std::vector<std::string> parse_sampler_order(const std::string& comma_separated) {
-  std::vector<std::string> stages;
+std::vector<SamplerStage> parse_sampler_order(const std::string& comma_separated) {
+  std::vector<SamplerStage> stages;
   std::string item;
   std::istringstream in(comma_separated);
   while (std::getline(in, item, ',')) {
     const auto first = item.find_first_not_of(" \t");
     const auto last = item.find_last_not_of(" \t");
-    std::string stage = first == std::string::npos ? "" : item.substr(first, last - first + 1);
-    if (!is_stage_name(stage))
-      throw SpecError("sampler order '" + comma_separated + "': unknown stage '" + stage +
+    const std::string name = first == std::string::npos ? "" : item.substr(first, last - first + 1);
+    const auto stage = parse_sampler_stage(name);
+    if (!stage)
+      throw SpecError("sampler order '" + comma_separated + "': unknown stage '" + name +
                       "'; allowed: " + allowed_stages() + ", e.g. temperature,top_k,top_p");
-    if (std::find(stages.begin(), stages.end(), stage) != stages.end())
-      throw SpecError("sampler order '" + comma_separated + "': stage '" + stage +
+    if (std::find(stages.begin(), stages.end(), *stage) != stages.end())
+      throw SpecError("sampler order '" + comma_separated + "': stage '" + name +
                       "' appears twice; allowed: " + allowed_stages());
-    stages.push_back(stage);
+    stages.push_back(*stage);
   }
   // getline drops a trailing empty item ("a,b,"), which is still a typo worth naming.
   if (comma_separated.empty() || comma_separated.back() == ',')

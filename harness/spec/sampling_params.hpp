@@ -10,8 +10,11 @@
 
 namespace genrepro {
 
-// Stage names a sampler_order may contain.
-const std::vector<std::string>& sampler_stage_names();  // {"temperature", "top_k", "top_p"}
+// The names a sampler_order, top_p_rule and rng accept, in their enums' order:
+// {"temperature", "top_k", "top_p"}, {"article", "hf"}, {"torch", "portable"}.
+const std::vector<std::string>& sampler_stage_names();
+const std::vector<std::string>& top_p_rule_names();
+const std::vector<std::string>& rng_names();
 
 struct ParamProblem {
   std::string field;    // the RunParams field: "temperature", "top_p", "sampler_order", ...
@@ -19,18 +22,31 @@ struct ParamProblem {
   std::string allowed;  // what is allowed, e.g. "a number >= 0 (0 means greedy)"
 };
 
-// Every problem with `p` (empty when valid): T < 0, top_p outside (0, 1], top_k < 0,
-// unknown or repeated sampler stage, a sampling parameter that is set (mode sample) while its
-// stage is missing from sampler_order, unknown top_p_rule / rng, max_new_tokens < 0,
-// top_candidates < 0. The CLI names the flag (--temperature), the spec names the JSON path.
-std::vector<ParamProblem> check_run_params(const RunParams& p);
+// A name read into its typed value, or the problem to report where it was written (a flag or a
+// JSON path): exactly one of the two is set.
+template <class T>
+struct Checked {
+  std::optional<T> value;
+  std::optional<ParamProblem> problem;
+};
+
+// "nucleus" -> {"top_p_rule", "nucleus", "one of {article, hf}"}; "mt" -> {"rng", "mt", "one of {torch, portable}"}.
+Checked<TopPRule> check_top_p_rule(const std::string& name);
+Checked<Rng> check_rng(const std::string& name);
+// The stages named in order; the first name that is unknown ("top_q") or repeated
+// ("temperature (repeated)") is the problem.
+Checked<std::vector<SamplerStage>> check_sampler_order(const std::vector<std::string>& names);
+
+// Every problem with `p` (empty when valid): T < 0, top_p outside (0, 1], top_k < 0, a repeated
+// sampler stage, a sampling parameter that is set (mode sample) while its stage is missing from
+// sampler_order, max_new_tokens < 0, top_candidates < 0. The CLI names the flag (--temperature),
+// the spec names the JSON path. `name_problems` (from check_top_p_rule, check_rng) join the list
+// at their field's place, so the first problem is the same whichever way the params were given:
+// temperature, top_p, top_k, sampler_order, top_p_rule, rng, max_new_tokens, top_candidates.
+std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<ParamProblem> name_problems = {});
 
 // Parses "temperature,top_k,top_p" style lists; throws SpecError naming the bad stage.
-std::vector<std::string> parse_sampler_order(const std::string& comma_separated);
-
-// Allowed values of top_p_rule ({"article", "hf"}) and rng ({"torch", "portable"}).
-const std::vector<std::string>& top_p_rule_names();
-const std::vector<std::string>& rng_names();
+std::vector<SamplerStage> parse_sampler_order(const std::string& comma_separated);
 
 // A seed as the user wrote it: decimal digits only, below 2^64. Empty for "-1", "abc", "1.5",
 // "1e3", "" or an overflow; callers report it with seed_allowed().

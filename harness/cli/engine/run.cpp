@@ -41,7 +41,6 @@ int run_experiments(const RunRequest& o, Console& io) {
   runner.experiments = o.experiments;
   runner.shard = o.shard;
   runner.threads = o.threads;
-  runner.top_candidates = o.top_candidates;
   runner.model = resolve_model({o.model, default_tokenizer_dir(), default_cache_dir()});
   runner.progress = progress_wanted(io.err_is_terminal) ? &io.err : nullptr;
   runner.on_planned = [&](const RunPlan& plan) {

@@ -46,13 +46,14 @@ TEST(ArticleSamplingReference, SamePicksAsTheArticlesPyTorchCodeOnFixedLogits) {
     s.seed = c.at("seed").get<uint64_t>();
     const auto expected = c.at("picks").get<std::vector<int64_t>>();
     const SamplerChain chain = build_sampler_chain(s);
-    for (const char* rng : {"torch", "portable"}) {
+    for (Rng rng : kRngs) {
       s.rng = rng;
       const auto picker = make_token_picker(s);  // one generator per case, as the article's rng
       std::vector<int64_t> picks;
       for (int r = 0; r < rounds; ++r)
         for (const auto& logits : vectors) picks.push_back(picker->pick(torch::softmax(chain.apply(logits), 0)));
-      EXPECT_EQ(picks, expected) << "T " << s.temperature << " p " << s.top_p << " seed " << s.seed << " rng " << rng;
+      EXPECT_EQ(picks, expected) << "T " << s.temperature << " p " << s.top_p << " seed " << s.seed
+                                 << " rng " << to_string(rng);
       compared += static_cast<int64_t>(picks.size());
     }
   }

@@ -158,10 +158,10 @@ TEST(GenerationLoop, TinyTemperatureSamplingEqualsGreedyOverTheWholeRun) {
   // is the argmax unless sampling and greedy disagree somewhere.
   const auto g = run(greedy(30));
   for (uint64_t seed : {41u, 42u, 43u}) {
-    for (const char* rng : {"torch", "portable"}) {
+    for (Rng rng : kRngs) {
       RunParams p = sampled(0.001, seed, 30);
       p.sampling.rng = rng;
-      EXPECT_EQ(run(p).output_ids, g.output_ids) << "seed " << seed << " rng " << rng;
+      EXPECT_EQ(run(p).output_ids, g.output_ids) << "seed " << seed << " rng " << to_string(rng);
     }
   }
 }
@@ -203,7 +203,7 @@ TEST(GenerationLoop, PortableRngPicksWhatTorchPicksOverARun) {
     RunParams torch_rng = sampled(1.0, seed, 40);
     torch_rng.sampling.top_p = 0.9;
     RunParams portable = torch_rng;
-    portable.sampling.rng = "portable";
+    portable.sampling.rng = Rng::portable;
     EXPECT_EQ(run(torch_rng).output_ids, run(portable).output_ids) << "seed " << seed;
   }
 }
@@ -253,7 +253,7 @@ TEST(GenerationLoop, StepRecordOfTheWorkedExampleInBothOrders) {
   EXPECT_NEAR(first.margin, 0.8668133 - 0.1173104, kHandTolerance);
   EXPECT_NEAR(first.rest_mass, 0.0, kHandTolerance);
   // temperature last (llama.cpp's order): two kept, e^2/(e^2+1) = 0.8807971 and 0.1192029.
-  p.sampling.sampler_order = {"top_k", "top_p", "temperature"};
+  p.sampling.sampler_order = {SamplerStage::top_k, SamplerStage::top_p, SamplerStage::temperature};
   const auto last = run_generation(source, {0}, p, kEos, text_of).steps.at(0);
   EXPECT_EQ(last.kept, 2);
   EXPECT_NEAR(last.top[0].prob, 0.8807971, kHandTolerance);

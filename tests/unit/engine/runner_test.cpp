@@ -109,9 +109,9 @@ TEST_F(Runner, BeyondContextIsRefusedBeforeAnythingRuns) {
 TEST_F(Runner, TopCandidatesOverrideIsRecordedInTheSpec) {
   RunnerOptions o;
   o.experiments = load_experiments({write("small.json", kSmallGrid)});
+  override_top_candidates(o.experiments[0], 2);  // what `genrepro run --top-candidates 2` does
   o.model = model_;
   o.shard = {1, 9};  // two runs are enough
-  o.top_candidates = 2;
   const Evidence e = run_experiments(o);
   EXPECT_EQ(e.experiments[0].spec["record"]["top_candidates"], 2);
   EXPECT_EQ(e.experiments[0].sha256, sha256_file(o.experiments[0].path).sha256);

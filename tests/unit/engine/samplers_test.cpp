@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include "util/errors.hpp"
 
 namespace genrepro {
 namespace {
@@ -169,7 +168,7 @@ TEST(TopPHf, OnVocabularySizedLogitsTheRulesPartByOneBoundaryToken) {
 
 // ---- the chain ----
 
-SamplingParams worked_example(std::vector<std::string> order) {
+SamplingParams worked_example(std::vector<SamplerStage> order) {
   SamplingParams s;
   s.mode = DecodeMode::sample;
   s.temperature = 0.5;
@@ -180,7 +179,8 @@ SamplingParams worked_example(std::vector<std::string> order) {
 
 TEST(SamplerChain, WorkedExampleTemperatureFirstKeepsOne) {
   // [3, 2, 1] / 0.5 = [6, 4, 2] -> 0.8668, 0.1173, 0.0159: the top token alone reaches 0.8.
-  const auto chain = build_sampler_chain(worked_example({"temperature", "top_k", "top_p"}));
+  const auto chain =
+      build_sampler_chain(worked_example({SamplerStage::temperature, SamplerStage::top_k, SamplerStage::top_p}));
   const auto out = chain.apply(t({3, 2, 1}));
   EXPECT_EQ(kept(out), 1);
   expect_probs(out, {1, 0, 0});
@@ -188,33 +188,36 @@ TEST(SamplerChain, WorkedExampleTemperatureFirstKeepsOne) {
 
 TEST(SamplerChain, WorkedExampleTemperatureLastKeepsTwo) {
   // top-p on [3, 2, 1]: 0.6652, 0.9100 -> two tokens; then / 0.5: softmax([6, 4]) = e^2/(e^2+1), 1/(e^2+1).
-  const auto chain = build_sampler_chain(worked_example({"top_k", "top_p", "temperature"}));
+  const auto chain =
+      build_sampler_chain(worked_example({SamplerStage::top_k, SamplerStage::top_p, SamplerStage::temperature}));
   const auto out = chain.apply(t({3, 2, 1}));
   EXPECT_EQ(kept(out), 2);
   expect_probs(out, {0.8807971, 0.1192029, 0});
 }
 
 TEST(SamplerChain, IsTheNamedOrderAsData) {
-  SamplingParams s = worked_example({"top_p", "temperature"});
+  SamplingParams s = worked_example({SamplerStage::top_p, SamplerStage::temperature});
   EXPECT_EQ(build_sampler_chain(s).names(), (std::vector<std::string>{"top_p", "temperature"}));
-  s.top_p_rule = "hf";
+  s.top_p_rule = TopPRule::hf;
   EXPECT_EQ(build_sampler_chain(s).names(), (std::vector<std::string>{"top_p", "temperature"}));
+  s.sampler_order = {SamplerStage::top_k};
+  EXPECT_EQ(build_sampler_chain(s).names(), (std::vector<std::string>{"top_k"}));
   s.sampler_order = {};
   EXPECT_TRUE(torch::equal(build_sampler_chain(s).apply(t({3, 2, 1})), t({3, 2, 1})));
 }
 
-TEST(SamplerChain, UnknownStageOrRuleIsNamed) {
+TEST(SamplerChain, TopPRulePicksTheTopPStage) {
+  // The logits on which the two rules part (TopPHf.PartsFromTheArticleInFloat32AtTheBoundary):
+  // the chain's top_p stage keeps 1 token under the article's rule and 2 under Hugging Face's.
   SamplingParams s;
-  s.sampler_order = {"min_p"};
-  try {
-    build_sampler_chain(s);
-    FAIL() << "no throw";
-  } catch (const SpecError& e) {
-    EXPECT_STREQ(e.what(), "sampler stage 'min_p' is unknown; allowed: temperature, top_k, top_p");
-  }
-  s.sampler_order = {"top_p"};
-  s.top_p_rule = "nucleus";
-  EXPECT_THROW(build_sampler_chain(s), SpecError);
+  s.mode = DecodeMode::sample;
+  s.top_p = 0.585;
+  s.sampler_order = {SamplerStage::top_p};
+  const auto logits = t({1.5f, -0.1f, 2.1f, -0.9f});
+  s.top_p_rule = TopPRule::article;
+  EXPECT_EQ(kept(build_sampler_chain(s).apply(logits)), 1);
+  s.top_p_rule = TopPRule::hf;
+  EXPECT_EQ(kept(build_sampler_chain(s).apply(logits)), 2);
 }
 
 TEST(SamplerChain, KeptSetGrowsWithTemperature) {

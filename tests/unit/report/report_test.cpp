@@ -24,15 +24,15 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kEos = 50256;
-const std::vector<std::string> kDefaultOrder = {"temperature", "top_k", "top_p"};
-const std::vector<std::string> kLlamaOrder = {"top_k", "top_p", "temperature"};
+const std::vector<SamplerStage> kDefaultOrder = {SamplerStage::temperature, SamplerStage::top_k, SamplerStage::top_p};
+const std::vector<SamplerStage> kLlamaOrder = {SamplerStage::top_k, SamplerStage::top_p, SamplerStage::temperature};
 // The hostile text every rendering must keep inert.
 const std::string kHostile = "<script>alert(\"x\")</script> & 'q' <|endoftext|>\x07\xFF";
 
 // ---- hand-made evidence ----
 
 RunParams params(DecodeMode mode, double t, double p, uint64_t seed, int64_t max_new,
-                 const std::vector<std::string>& order = kDefaultOrder) {
+                 const std::vector<SamplerStage>& order = kDefaultOrder) {
   RunParams r;
   r.sampling.mode = mode;
   r.sampling.temperature = t;

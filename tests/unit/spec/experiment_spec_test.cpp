@@ -71,7 +71,8 @@ TEST(ExperimentSpec, IssueExampleExpandsToSevenRunsInOrder) {
   EXPECT_DOUBLE_EQ(s.runs[3].params.sampling.temperature, 2.0);
   EXPECT_EQ(s.runs[4].params.sampling.seed, 41u);
   EXPECT_EQ(s.runs[6].params.sampling.seed, 43u);
-  EXPECT_EQ(s.runs[7].params.sampling.sampler_order, (std::vector<std::string>{"top_p", "temperature"}));
+  EXPECT_EQ(s.runs[7].params.sampling.sampler_order,
+            (std::vector<SamplerStage>{SamplerStage::top_p, SamplerStage::temperature}));
   // Pinned ids: the summary is readable, the hash covers every parameter and the prompt.
   EXPECT_EQ(s.runs[0].id.substr(0, s.runs[0].id.rfind('-')), "temperature/p0/greedy");
   EXPECT_EQ(s.runs[1].id.substr(0, s.runs[1].id.rfind('-')), "temperature/p0/sample-t0.001-s42");
@@ -91,10 +92,10 @@ TEST(ExperimentSpec, IdsAreStableAndDependOnEveryParameter) {
   // Every parameter and the prompt move the hash, even those the summary leaves out.
   std::vector<std::string> ids = {base, run_id("e", 0, "hello!", p)};
   RunParams q = p;
-  q.sampling.top_p_rule = "hf";
+  q.sampling.top_p_rule = TopPRule::hf;
   ids.push_back(run_id("e", 0, "hello", q));
   q = p;
-  q.sampling.sampler_order = {"top_p", "top_k", "temperature"};
+  q.sampling.sampler_order = {SamplerStage::top_p, SamplerStage::top_k, SamplerStage::temperature};
   ids.push_back(run_id("e", 0, "hello", q));
   q = p;
   q.use_cache = true;
@@ -140,7 +141,8 @@ TEST(ExperimentSpec, SamplerOrderGridIsAListOfLists) {
                    "sampler_order": [["temperature", "top_p"], ["top_p", "temperature"]]})"),
       kPath);
   ASSERT_EQ(s.runs.size(), 2u);
-  EXPECT_EQ(s.runs[1].params.sampling.sampler_order, (std::vector<std::string>{"top_p", "temperature"}));
+  EXPECT_EQ(s.runs[1].params.sampling.sampler_order,
+            (std::vector<SamplerStage>{SamplerStage::top_p, SamplerStage::temperature}));
   EXPECT_NE(s.runs[0].id, s.runs[1].id);
 }
 
@@ -341,14 +343,126 @@ TEST(ExperimentSpec, ParamsJsonRoundTrips) {
   p.sampling.top_k = 40;
   p.sampling.top_p = 0.9;
   p.sampling.seed = 18446744073709551615ull;
-  p.sampling.sampler_order = {"top_k", "top_p", "temperature"};
-  p.sampling.rng = "portable";
+  p.sampling.sampler_order = {SamplerStage::top_k, SamplerStage::top_p, SamplerStage::temperature};
+  p.sampling.top_p_rule = TopPRule::hf;
+  p.sampling.rng = Rng::portable;
   p.max_new_tokens = 0;
   p.use_cache = true;
   p.top_candidates = 10;
   const RunParams q = params_from_json(nlohmann::json(params_to_json(p)), "params");
   EXPECT_EQ(params_to_json(q), params_to_json(p));
   EXPECT_EQ(q.sampling.seed, p.sampling.seed);
+}
+
+TEST(ExperimentSpecErrors, NamesAreRejectedWithTheSharedWords) {
+  const std::string stages = "a comma-separated list of distinct stages from {temperature, top_k, top_p}";
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "top_p_rule": "nucleus"})")),
+            "experiments/x.json: runs[0].top_p_rule = nucleus is not allowed; allowed: one of {article, hf}");
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "top_p_rule": ["hf", "HF"]})")),
+            "experiments/x.json: runs[0].top_p_rule[1] = HF is not allowed; allowed: one of {article, hf}");
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "top_p_rule": 3})")),
+            "experiments/x.json: runs[0].top_p_rule = 3 is not allowed; allowed: one of {article, hf}");
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "rng": ""})")),
+            "experiments/x.json: runs[0].rng =  is not allowed; allowed: one of {torch, portable}");
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "rng": null})")),
+            "experiments/x.json: runs[0].rng = null is not allowed; allowed: one of {torch, portable}");
+  // The first unknown or repeated stage, in list order; a name that is not a string comes first.
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "sampler_order": ["temperature", "temperature", "foo"]})")),
+            "experiments/x.json: runs[0].sampler_order = temperature (repeated) is not allowed; allowed: " + stages);
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "sampler_order": ["foo", "temperature", "temperature"]})")),
+            "experiments/x.json: runs[0].sampler_order = foo is not allowed; allowed: " + stages);
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "sampler_order": ["foo", 3]})")),
+            "experiments/x.json: runs[0].sampler_order[1] = 3 is not allowed; allowed: a list of distinct stages from "
+            "{temperature, top_k, top_p}");
+  EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1, "sampler_order": [["temperature"], ["top_q"]]})")),
+            "experiments/x.json: runs[0].sampler_order[1] = top_q is not allowed; allowed: " + stages);
+}
+
+TEST(ExperimentSpec, ParamsFromJsonRejectsUnknownNames) {
+  RunParams p;
+  const auto error_with = [&](const char* key, const nlohmann::json& value) {
+    nlohmann::json j = nlohmann::json(params_to_json(p));
+    j[key] = value;
+    try {
+      params_from_json(j, "runs[1].params");
+    } catch (const SpecError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no throw");
+  };
+  EXPECT_EQ(error_with("top_p_rule", "nucleus"),
+            "runs[1].params.top_p_rule = nucleus is not allowed; allowed: one of {article, hf}");
+  EXPECT_EQ(error_with("rng", "mt"), "runs[1].params.rng = mt is not allowed; allowed: one of {torch, portable}");
+  EXPECT_EQ(error_with("rng", 1), "runs[1].params.rng = 1 is not allowed; allowed: a string");
+  EXPECT_EQ(error_with("sampler_order", {"top_p", "min_p"}),
+            "runs[1].params.sampler_order = min_p is not allowed; allowed: a comma-separated list of distinct stages "
+            "from {temperature, top_k, top_p}");
+  EXPECT_EQ(error_with("sampler_order", {"top_p", 2}), "runs[1].params.sampler_order: 2 is not a stage name");
+  EXPECT_EQ(error_with("sampler_order", nlohmann::json::array()), "no throw");  // an empty chain is a valid plan
+}
+
+TEST(ExperimentSpec, ParamsJsonWritesTheNames) {
+  RunParams p;
+  p.sampling.sampler_order = {SamplerStage::top_p, SamplerStage::temperature};
+  p.sampling.top_p_rule = TopPRule::hf;
+  p.sampling.rng = Rng::portable;
+  EXPECT_EQ(params_to_json(p).dump(),
+            R"({"mode":"greedy","temperature":1.0,"top_k":0,"top_p":1.0,"seed":0,"sampler_order":["top_p","temperature"],)"
+            R"("top_p_rule":"hf","rng":"portable","max_new_tokens":50,"stop_at_eos":true,"use_cache":false,"top_candidates":5})");
+  EXPECT_EQ(params_to_json(RunParams{}).dump(),
+            R"({"mode":"greedy","temperature":1.0,"top_k":0,"top_p":1.0,"seed":0,"sampler_order":["temperature","top_k","top_p"],)"
+            R"("top_p_rule":"article","rng":"torch","max_new_tokens":50,"stop_at_eos":true,"use_cache":false,"top_candidates":5})");
+}
+
+// --top-candidates: the override is the file with record.top_candidates edited, run for run.
+constexpr const char* kOverrideText = R"({
+  "name": "o", "prompts": ["the river bank was", "hello"], "max_new_tokens": [0, 3],
+  "runs": [{"mode": "greedy"}, {"mode": "sample", "temperature": [0.5, 2], "seed": 7, "rng": ["torch", "portable"]}]
+})";
+
+TEST(OverrideTopCandidates, IsTheFileWithRecordEdited) {
+  ExperimentSpec overridden = parse_experiment(kOverrideText, kPath);
+  const std::string sha = overridden.sha256;
+  override_top_candidates(overridden, 2);
+  nlohmann::json edited = parse_experiment(kOverrideText, kPath).spec;
+  edited["record"]["top_candidates"] = 2;
+  const ExperimentSpec expected = parse_experiment(edited.dump(2), kPath);
+  EXPECT_EQ(overridden.sha256, sha);  // still the file's bytes
+  EXPECT_EQ(overridden.spec, expected.spec);
+  EXPECT_EQ(overridden.spec.dump(), expected.spec.dump());
+  EXPECT_EQ(overridden.spec["record"]["top_candidates"], 2);
+  ASSERT_EQ(overridden.runs.size(), expected.runs.size());
+  ASSERT_EQ(overridden.runs.size(), 20u);
+  const ExperimentSpec original = parse_experiment(kOverrideText, kPath);
+  for (size_t i = 0; i < expected.runs.size(); ++i) {
+    EXPECT_EQ(overridden.runs[i].id, expected.runs[i].id) << i;
+    EXPECT_NE(overridden.runs[i].id, original.runs[i].id) << i;  // ids hash top_candidates too
+    EXPECT_EQ(params_to_json(overridden.runs[i].params), params_to_json(expected.runs[i].params)) << i;
+    EXPECT_EQ(overridden.runs[i].params.top_candidates, 2) << i;
+    EXPECT_EQ(overridden.runs[i].value_paths, expected.runs[i].value_paths) << i;
+    EXPECT_EQ(overridden.runs[i].source, expected.runs[i].source) << i;
+  }
+}
+
+TEST(OverrideTopCandidates, ReplacesARecordTheFileGave) {
+  const std::string text = with_run(R"({"mode": "greedy"})", R"("record": {"top_candidates": 9}, )");
+  ExperimentSpec s = parse_experiment(text, kPath);
+  override_top_candidates(s, 0);
+  EXPECT_EQ(s.spec["record"].dump(), R"({"top_candidates":0})");
+  EXPECT_EQ(s.runs[0].params.top_candidates, 0);
+  const std::string zero = with_run(R"({"mode": "greedy"})", R"("record": {"top_candidates": 0}, )");
+  EXPECT_EQ(s.runs[0].id, parse_experiment(zero, kPath).runs[0].id);
+}
+
+TEST(OverrideTopCandidates, RefusesANegativeCount) {
+  ExperimentSpec s = parse_experiment(kOverrideText, kPath);
+  try {
+    override_top_candidates(s, -1);
+    FAIL() << "no throw";
+  } catch (const SpecError& e) {
+    EXPECT_STREQ(e.what(), "experiments/x.json: record.top_candidates = -1 is not allowed; allowed: an integer >= 0");
+  }
+  EXPECT_FALSE(s.spec.contains("record"));  // untouched
 }
 
 TEST(NearestKey, SuggestsOnlyPlausibleTypos) {
