@@ -3,6 +3,8 @@
 #include <string>
 
 #include "cli/verbs.hpp"
+#include "evidence/diff_format.hpp"
+#include "evidence/evidence.hpp"
 #include "evidence/evidence_diff.hpp"
 
 namespace genrepro::cli {
@@ -17,11 +19,11 @@ struct DiffOptions {
 };
 
 int run_diff(const DiffOptions& a, Console& io) {
-  const std::vector<EvidenceFile> golden = load_golden(a.golden);
-  const EvidenceFile current = load_evidence_json(a.evidence);
+  const std::vector<EvidenceFile> golden = read_golden(a.golden);
+  const EvidenceFile current = read_evidence_file(a.evidence);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
   if (a.json)
-    io.out << diff_to_json(d).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
+    io.out << diff_to_json(d).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
   else
     io.out << format_diff_text(d);
   return d.agree() ? kExitOk : kExitDiffer;
