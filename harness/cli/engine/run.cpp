@@ -16,16 +16,12 @@ namespace {
 // The MLPerf-style determinism check: every run once with recompute (the article's
 // use_cache=False) and once with the KV cache; the tokens must not diverge. Probability drift
 // is reported but allowed: the two paths multiply matrices of different shapes.
-int check_equivalence(RunnerOptions runner, double prob_tolerance, Console& io) {
-  runner.use_cache = false;
-  Evidence recompute = genrepro::run_experiments(runner);
-  runner.on_planned = nullptr;
-  runner.use_cache = true;
-  Evidence cached = genrepro::run_experiments(runner);
+int check_equivalence(const RunnerOptions& runner, double prob_tolerance, Console& io) {
+  CacheEquivalenceEvidence both = run_with_and_without_cache(runner);
   EvidenceDiffOptions options;
   options.prob_tolerance = prob_tolerance;
-  const EvidenceDiff diff = diff_cache_equivalence(EvidenceFile{"recompute", std::move(recompute)},
-                                                   EvidenceFile{"kv-cache", std::move(cached)}, options);
+  const EvidenceDiff diff = diff_cache_equivalence(EvidenceFile{"recompute", std::move(both.recompute)},
+                                                   EvidenceFile{"kv-cache", std::move(both.cached)}, options);
   io.out << format_diff_text(diff);
   const bool equivalent = tokens_equivalent(diff);
   io.out << "check-equivalence: " << (equivalent ? "KV cache and recompute pick the same tokens"
