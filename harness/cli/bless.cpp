@@ -5,6 +5,7 @@
 
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
+#include "evidence/evidence.hpp"
 #include "evidence/golden_bless.hpp"
 
 namespace genrepro::cli {
@@ -28,7 +29,7 @@ bool confirmed_on_terminal(std::size_t files, const std::string& dir, Console& i
 }
 
 int run_bless(const BlessOptions& a, Console& io) {
-  const EvidenceFile evidence = load_evidence_json(a.evidence);
+  const EvidenceFile evidence = read_evidence_file(a.evidence);
   const std::vector<GoldenFilePlan> plans = plan_bless(evidence, a.into);
   io.out << format_bless_preview(plans);
   std::size_t changing = 0;

@@ -4,6 +4,7 @@
 
 #include "cli/verbs.hpp"
 #include "evidence/article_check.hpp"
+#include "evidence/evidence.hpp"
 
 namespace genrepro::cli {
 
@@ -18,8 +19,8 @@ constexpr int kExitReproduced = 0;
 constexpr int kExitMismatch = 1;
 
 int run_check_article(const CheckArticleOptions& a, Console& io) {
-  const EvidenceJson facts = load_article_facts(a.facts);
-  const EvidenceFile evidence = load_evidence_json(a.evidence);
+  const OrderedJson facts = load_article_facts(a.facts);
+  const EvidenceFile evidence = read_evidence_file(a.evidence);
   const ArticleCheck check = check_article(facts, a.facts, evidence);
   io.out << format_article_check(check);
   return check.passed() ? kExitReproduced : kExitMismatch;

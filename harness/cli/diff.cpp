@@ -5,6 +5,8 @@
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/diff_ci_report.hpp"
+#include "evidence/diff_format.hpp"
+#include "evidence/evidence.hpp"
 #include "evidence/evidence_diff.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
@@ -33,11 +35,11 @@ void check_diff_options(const DiffOptions& a) {
 
 int run_diff(const DiffOptions& a, Console& io) {
   check_diff_options(a);
-  const std::vector<EvidenceFile> golden = load_golden(a.golden);
-  const EvidenceFile current = load_evidence_json(a.evidence);
+  const std::vector<EvidenceFile> golden = read_golden(a.golden);
+  const EvidenceFile current = read_evidence_file(a.evidence);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
   if (a.json)
-    io.out << diff_to_json(d).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
+    io.out << diff_to_json(d).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
   else
     io.out << format_diff_text(d);
   if (a.annotations == "github") io.out << diff_to_github_annotations(d);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "evidence/evidence_diff.hpp"
+#include "evidence/evidence.hpp"
 #include "evidence/replay_report.hpp"
 
 namespace genrepro::cli {
@@ -25,7 +25,7 @@ struct ReplayOptions {
 ReplayRequest replay_request_from(const ReplayOptions& a) {
   ReplayRequest r;
   // GOLDEN needs no model: its errors come before any model is located (or made).
-  r.golden = load_golden(a.golden);
+  r.golden = read_golden(a.golden);
   r.forward = parse_replay_forward(a.forward);
   r.model = a.model;
   r.json = a.json;

@@ -8,7 +8,6 @@
 
 #include "util/errors.hpp"
 #include "util/index_pool.hpp"
-#include "evidence/evidence.hpp"
 #include "model/model_config.hpp"
 #include "util/sha256.hpp"
 #include "engine/generation_loop.hpp"
@@ -26,11 +25,11 @@ namespace {
 // More worker threads than this is a typo; each holds a model's activations (as `run`).
 constexpr int kMaxReplayThreads = 256;
 
-// One golden run with where it came from, read and checked before the model loads.
+// One golden run with where it came from (the golden files outlive the replay).
 struct GoldenRun {
-  std::string file;
+  const std::string& file;
   std::string where;  // "runs[3]"
-  RunRecord record;
+  const RunRecord& record;
 };
 
 std::string at(const GoldenRun& g, const std::string& field) { return g.file + ": " + g.where + "." + field; }
@@ -56,12 +55,11 @@ void check_ids(const GoldenRun& g, const std::string& field, const std::vector<i
   }
 }
 
-// Everything replay relies on, checked against the model's config before the model loads: the
-// ids fit the vocabulary and the context, the steps are the output tokens (or the single
-// first-prediction step), and every compared probability is one.
+// What replay relies on beyond what reading checked (read_golden: the steps are the output
+// tokens, or the single first-prediction step), checked against the model's config before the
+// model loads: the ids fit the vocabulary and the context, and every compared probability is one.
 void check_golden_run(const GoldenRun& g, const Gpt2Config& config) {
   const GenerationResult& r = g.record.result;
-  if (r.prompt_ids.empty()) damaged(at(g, "prompt_ids"), "empty; allowed: at least 1 token");
   check_ids(g, "prompt_ids", r.prompt_ids, config);
   check_ids(g, "output_ids", r.output_ids, config);
   const int64_t length = static_cast<int64_t>(r.prompt_ids.size() + r.output_ids.size());
@@ -70,18 +68,9 @@ void check_golden_run(const GoldenRun& g, const Gpt2Config& config) {
                         " tokens; allowed: at most this model's context (n_positions = " +
                         std::to_string(config.n_positions) + "); replay the golden with the model it was made with (--model)");
   const bool first_prediction = g.record.params.max_new_tokens == 0;
-  const size_t expected_steps = first_prediction ? 1 : r.output_ids.size();
-  if (r.steps.size() != expected_steps || (first_prediction && !r.output_ids.empty()))
-    damaged(at(g, "steps"), "holds " + std::to_string(r.steps.size()) + " steps for " + std::to_string(r.output_ids.size()) +
-                                " output ids; allowed: one step per output id (one step and no ids when max_new_tokens is 0)");
   for (size_t i = 0; i < r.steps.size(); ++i) {
     const StepRecord& s = r.steps[i];
     const std::string step = "steps[" + std::to_string(i) + "]";
-    const std::optional<int64_t> expected = first_prediction ? std::nullopt : std::optional<int64_t>(r.output_ids[i]);
-    if (s.token_id != expected)
-      damaged(at(g, step + ".token_id"), "found " + (s.token_id ? std::to_string(*s.token_id) : "null") + "; allowed: " +
-                                             (expected ? "output_ids[" + std::to_string(i) + "] = " + std::to_string(*expected)
-                                                       : std::string("null (max_new_tokens is 0)")));
     if (first_prediction) {
       for (size_t c = 0; c < s.top.size(); ++c) {
         const std::string cand = step + ".top[" + std::to_string(c) + "]";
@@ -98,30 +87,21 @@ void check_golden_run(const GoldenRun& g, const Gpt2Config& config) {
   }
 }
 
-std::vector<GoldenRun> read_golden_runs(const std::vector<EvidenceFile>& golden) {
+std::vector<GoldenRun> golden_runs(const std::vector<EvidenceFile>& golden) {
   std::vector<GoldenRun> runs;
-  for (const EvidenceFile& file : golden) {
-    const nlohmann::json doc(file.doc);
-    const auto& list = doc.at("runs");  // load_golden checked that runs[] exists
-    for (size_t i = 0; i < list.size(); ++i) {
-      const std::string where = "runs[" + std::to_string(i) + "]";
-      runs.push_back(GoldenRun{file.path, where, run_from_json(list[i], file.path, where)});
-    }
-  }
+  for (const EvidenceFile& file : golden)
+    for (size_t i = 0; i < file.evidence.runs.size(); ++i)
+      runs.push_back(GoldenRun{file.path, "runs[" + std::to_string(i) + "]", file.evidence.runs[i]});
   return runs;
 }
 
 // model.files["<weights file name>"].sha256 of one golden file.
 std::string golden_weights_sha256(const EvidenceFile& file, const std::string& weights_name) {
-  const std::string where = file.path + ": model.files[\"" + weights_name + "\"].sha256";
-  const auto model = file.doc.find("model");
-  if (model == file.doc.end() || !model->is_object() || !model->contains("files") || !(*model)["files"].is_object())
-    throw EvidenceError(where + ": missing; replay needs the golden's weights digest to know the drift is meaningful");
-  const auto& files = (*model)["files"];
-  const auto entry = files.find(weights_name);
-  if (entry == files.end() || !entry->is_object() || !entry->contains("sha256") || !(*entry)["sha256"].is_string())
-    throw EvidenceError(where + ": missing; replay needs the golden's weights digest to know the drift is meaningful");
-  return (*entry)["sha256"].get<std::string>();
+  const auto entry = file.evidence.model.files.find(weights_name);
+  if (entry == file.evidence.model.files.end())
+    throw EvidenceError(file.path + ": model.files[\"" + weights_name + "\"].sha256" +
+                        ": missing; replay needs the golden's weights digest to know the drift is meaningful");
+  return entry->second.sha256;
 }
 
 std::vector<ModelMismatch> find_model_mismatches(const std::vector<EvidenceFile>& golden, const ModelFiles& model,
@@ -239,7 +219,7 @@ void check_options(const ReplayOptions& o) {
 
 ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const ReplayOptions& o) {
   check_options(o);
-  const std::vector<GoldenRun> runs = read_golden_runs(golden);
+  const std::vector<GoldenRun> runs = golden_runs(golden);
   if (runs.empty())
     throw EvidenceError((golden.empty() ? std::string("GOLDEN") : golden.front().path) +
                         ": holds no runs; nothing to replay (give evidence written by genrepro run)");

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "evidence/evidence_diff.hpp"
+#include "evidence/evidence.hpp"
 #include "evidence/replay_report.hpp"
 #include "model/model_files.hpp"
 
@@ -34,11 +34,12 @@ struct ReplayOptions {
   std::function<void(const std::vector<ModelMismatch>&)> on_checked;
 };
 
-// `golden` as load_golden reads GOLDEN (a file or a directory). Checks every run against the model (ids within the vocabulary, the sequence
-// within the context, steps consistent with output_ids, probabilities in [0, 1]) before the
-// model loads, then replays the runs. Throws EvidenceError naming the file and JSON path for a
-// bad golden or a weights mismatch (unless allowed), UsageError for a bad tolerance or thread
-// count; ModelFileError from the model.
+// `golden` as read_golden reads GOLDEN (a file or a directory; its structure, such as steps
+// matching output_ids, checked then). Checks every run against the model (ids within the
+// vocabulary, the sequence within the context) and the probabilities replay compares (in
+// [0, 1]) before the model loads, then replays the runs. Throws EvidenceError naming the file
+// and JSON path for a bad golden or a weights mismatch (unless allowed), UsageError for a bad
+// tolerance or thread count; ModelFileError from the model.
 ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const ReplayOptions& options);
 
 }  // namespace genrepro

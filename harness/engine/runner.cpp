@@ -87,7 +87,6 @@ RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2To
       const auto& ids = encoded[static_cast<size_t>(run.prompt_index)];
       check_against_model(run, spec.path, static_cast<int64_t>(ids.size()), config);
       plan.runs.push_back(run);
-      if (o.use_cache) plan.runs.back().params.use_cache = *o.use_cache;
       plan.prompt_ids.push_back(ids);
     }
   }
@@ -111,30 +110,46 @@ ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config) {
   return m;
 }
 
-Evidence run_experiments(const RunnerOptions& o) {
+namespace {
+
+// What every pass over the runs shares: checked, planned, loaded and hashed once.
+struct LoadedExperiments {
+  Gpt2Tokenizer tokenizer;
+  RunPlan plan;
+  Gpt2Model model;
+  Evidence header;  // everything but the runs
+};
+
+LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   if (o.threads < 1 || o.threads > kMaxRunThreads)
     throw UsageError("--threads " + std::to_string(o.threads) + ": allowed: a whole number from 1 to " +
                      std::to_string(kMaxRunThreads) + " (runs executed at once, one intra-op thread each)");
   // Cheap checks first: the experiment files need only config.json and the tokenizer.
   const Gpt2Config config = read_gpt2_config(o.model.config);
-  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
-  const RunPlan plan = plan_runs(o, config, tokenizer);
+  Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
+  RunPlan plan = plan_runs(o, config, tokenizer);
   // The weights are checked (and loaded) before anything is said on stderr, so that a broken
   // model.safetensors gives one error line, like every other bad input.
-  const Gpt2Model model = Gpt2Model::load(o.model);
+  Gpt2Model model = Gpt2Model::load(o.model);
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();
-  Evidence e;
-  e.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
-  e.created_utc = utc_timestamp_now();
-  e.environment = collect_environment(o.threads);
-  e.model = describe_model(o.model, config);
-  for (const ExperimentSpec& spec : plan.experiments) e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
+  Evidence header;
+  header.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
+  header.created_utc = utc_timestamp_now();
+  header.environment = collect_environment(o.threads);
+  header.model = describe_model(o.model, config);
+  for (const ExperimentSpec& spec : plan.experiments) header.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
+  return LoadedExperiments{std::move(tokenizer), std::move(plan), std::move(model), std::move(header)};
+}
 
+// Every selected run of `plan` once, recorded in index order into a copy of the header.
+Evidence run_plan(const RunnerOptions& o, const LoadedExperiments& loaded, const RunPlan& plan) {
+  const Gpt2Tokenizer& tokenizer = loaded.tokenizer;
+  Evidence e = loaded.header;
   Progress progress(static_cast<int64_t>(plan.selected.size()), o.progress != nullptr,
                     o.progress != nullptr ? *o.progress : std::cerr);
-  std::vector<GenerationResult> results = execute(plan, model, tokenizer, o.threads, progress);
+  std::vector<GenerationResult> results = execute(plan, loaded.model, tokenizer, o.threads, progress);
 
   for (size_t k = 0; k < plan.selected.size(); ++k) {
     const size_t index = static_cast<size_t>(plan.selected[k]);
@@ -154,6 +169,24 @@ Evidence run_experiments(const RunnerOptions& o) {
     e.runs.push_back(std::move(r));
   }
   return e;
+}
+
+RunPlan with_use_cache(RunPlan plan, bool use_cache) {
+  for (ExpandedRun& run : plan.runs) run.params.use_cache = use_cache;
+  return plan;
+}
+
+}  // namespace
+
+Evidence run_experiments(const RunnerOptions& o) {
+  const LoadedExperiments loaded = load_experiments_and_model(o);
+  return run_plan(o, loaded, loaded.plan);
+}
+
+CacheEquivalenceEvidence run_with_and_without_cache(const RunnerOptions& o) {
+  const LoadedExperiments loaded = load_experiments_and_model(o);
+  return CacheEquivalenceEvidence{run_plan(o, loaded, with_use_cache(loaded.plan, false)),
+                                  run_plan(o, loaded, with_use_cache(loaded.plan, true))};
 }
 
 }  // namespace genrepro

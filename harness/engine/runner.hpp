@@ -25,9 +25,6 @@ struct RunnerOptions {
   ModelFiles model;
   int threads = 1;                        // runs executed at once
   Shard shard;                            // 1/1 = everything
-  // Overrides every run's use_cache (for --check-equivalence). Run ids stay those of the files,
-  // so the two passes pair run for run.
-  std::optional<bool> use_cache;
   std::ostream* progress = nullptr;       // where progress goes, or nullptr for none
   // Called once everything is checked and before the model loads (the CLI says what will run).
   std::function<void(const struct RunPlan&)> on_planned;
@@ -51,5 +48,15 @@ ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config);
 // Plans, loads the model once, runs the selected runs and returns the evidence. Sets libtorch
 // and BLAS threads to one per run (prepare_runtime_for_runs) before anything runs.
 Evidence run_experiments(const RunnerOptions& o);
+
+// For --check-equivalence: the same selected runs executed twice, every run's use_cache
+// overridden to false (recompute, the article's use_cache=False) and then to true (the KV
+// cache). Planned, loaded and hashed once; run ids stay those of the experiment files, so the
+// two passes pair run for run (diff_cache_equivalence).
+struct CacheEquivalenceEvidence {
+  Evidence recompute;
+  Evidence cached;
+};
+CacheEquivalenceEvidence run_with_and_without_cache(const RunnerOptions& o);
 
 }  // namespace genrepro

@@ -12,8 +12,6 @@ namespace genrepro {
 
 namespace {
 
-using Json = EvidenceJson;
-
 // Facts files are a few KB.
 constexpr uint64_t kMaxFactsBytes = 1 << 20;
 // Table columns: wide enough for "stop top-p-0.9-seed-43-eos" and a 40-character text excerpt.
@@ -26,95 +24,75 @@ constexpr std::size_t kExcerptLeadChars = 12;
 // U+2019 RIGHT SINGLE QUOTATION MARK in UTF-8: the article's typeset apostrophe.
 constexpr const char kRightSingleQuote[] = "\xE2\x80\x99";
 
-// records.hpp's default order, the article's and Hugging Face's.
-const char* const kArticleSamplerOrder[] = {"temperature", "top_k", "top_p"};
-
 [[noreturn]] void bad_fact(const std::string& file, const std::string& path, const std::string& expected) {
   throw EvidenceError(file + ": " + path + ": expected " + expected +
                       "; restore golden/article/article-facts.json from git (schema " + kArticleFactsSchema + ")");
 }
 
-const Json& need(const Json& obj, const std::string& file, const std::string& path, const char* key) {
+const OrderedJson& need(const OrderedJson& obj, const std::string& file, const std::string& path, const char* key) {
   if (!obj.is_object() || !obj.contains(key)) bad_fact(file, path + "." + key, "a value (the key is missing)");
   return obj[key];
 }
 
-std::string need_string(const Json& obj, const std::string& file, const std::string& path, const char* key) {
-  const Json& v = need(obj, file, path, key);
+std::string need_string(const OrderedJson& obj, const std::string& file, const std::string& path, const char* key) {
+  const OrderedJson& v = need(obj, file, path, key);
   if (!v.is_string()) bad_fact(file, path + "." + key, "a string");
   return v.get<std::string>();
 }
 
-double need_number(const Json& obj, const std::string& file, const std::string& path, const char* key) {
-  const Json& v = need(obj, file, path, key);
+double need_number(const OrderedJson& obj, const std::string& file, const std::string& path, const char* key) {
+  const OrderedJson& v = need(obj, file, path, key);
   if (!v.is_number()) bad_fact(file, path + "." + key, "a number");
   return v.get<double>();
 }
 
-// Evidence fields read while matching: absent or mistyped means "not this run".
-std::optional<double> number_at(const Json& obj, const char* key) {
+// Numbers and strings of a facts entry; absent or another type: empty.
+std::optional<double> number_at(const OrderedJson& obj, const char* key) {
   if (!obj.is_object() || !obj.contains(key) || !obj[key].is_number()) return std::nullopt;
   return obj[key].get<double>();
 }
-std::optional<std::string> string_at(const Json& obj, const char* key) {
-  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return std::nullopt;
-  return obj[key].get<std::string>();
-}
 
-// Where a stage sits in params.sampler_order (absent: the default order, which is the
-// article's); -1 when the run's chain leaves the stage out.
-int stage_position(const Json& params, const char* stage) {
-  if (!params.contains("sampler_order")) {
-    for (int i = 0; i < static_cast<int>(std::size(kArticleSamplerOrder)); ++i)
-      if (std::string(kArticleSamplerOrder[i]) == stage) return i;
-    return -1;
-  }
-  const Json& order = params["sampler_order"];
-  for (std::size_t i = 0; order.is_array() && i < order.size(); ++i)
-    if (order[i] == stage) return static_cast<int>(i);
-  return -1;
+// Where a stage sits in the run's sampler_order; -1 when its chain leaves the stage out.
+int stage_position(const SamplingParams& s, SamplerStage stage) {
+  const auto it = std::find(s.sampler_order.begin(), s.sampler_order.end(), stage);
+  return it == s.sampler_order.end() ? -1 : static_cast<int>(it - s.sampler_order.begin());
 }
 
 // The article's configuration: torch.multinomial, its own top_p_filter, temperature before
 // top-p (Hugging Face's order), no top-k.
-bool is_article_sampler(const Json& params) {
-  if (string_at(params, "rng").value_or("torch") != "torch") return false;
-  if (string_at(params, "top_p_rule").value_or("article") != "article") return false;
-  const int t = stage_position(params, "temperature"), p = stage_position(params, "top_p");
+bool is_article_sampler(const SamplingParams& s) {
+  if (s.rng != Rng::torch || s.top_p_rule != TopPRule::article) return false;
+  const int t = stage_position(s, SamplerStage::temperature), p = stage_position(s, SamplerStage::top_p);
   if (t >= 0 && p >= 0 && p < t) return false;
-  return number_at(params, "top_k").value_or(0) == 0;
+  return s.top_k == 0;
 }
 
 // The temperature and top-p a run actually applied: a stage left out of its chain is off.
-double effective_temperature(const Json& params) {
-  return stage_position(params, "temperature") >= 0 ? number_at(params, "temperature").value_or(1.0) : 1.0;
+double effective_temperature(const SamplingParams& s) {
+  return stage_position(s, SamplerStage::temperature) >= 0 ? s.temperature : 1.0;
 }
-double effective_top_p(const Json& params) {
-  return stage_position(params, "top_p") >= 0 ? number_at(params, "top_p").value_or(1.0) : 1.0;
+double effective_top_p(const SamplingParams& s) { return stage_position(s, SamplerStage::top_p) >= 0 ? s.top_p : 1.0; }
+
+bool is_greedy(const SamplingParams& s) { return s.mode == DecodeMode::greedy || s.temperature == 0.0; }
+
+bool generation_matches(const RunRecord& run, const OrderedJson& fact_params, const std::string& prompt) {
+  if (run.prompt != prompt) return false;
+  const SamplingParams& s = run.params.sampling;
+  if (static_cast<double>(run.params.max_new_tokens) != number_at(fact_params, "max_new_tokens")) return false;
+  if (fact_params["mode"] == "greedy") return is_greedy(s);
+  if (is_greedy(s) || !is_article_sampler(s)) return false;
+  return effective_temperature(s) == number_at(fact_params, "temperature").value_or(1.0) &&
+         effective_top_p(s) == number_at(fact_params, "top_p").value_or(1.0) &&
+         static_cast<double>(s.seed) == number_at(fact_params, "seed");
 }
 
-bool is_greedy(const Json& params) {
-  return string_at(params, "mode") == std::optional<std::string>("greedy") || number_at(params, "temperature") == 0.0;
+bool nucleus_matches(const RunRecord& run, double temperature, double top_p, const std::string& prompt) {
+  const SamplingParams& s = run.params.sampling;
+  return run.prompt == prompt && !is_greedy(s) && is_article_sampler(s) && effective_temperature(s) == temperature &&
+         effective_top_p(s) == top_p;
 }
 
-bool generation_matches(const Json& run, const Json& fact_params, const std::string& prompt) {
-  if (string_at(run, "prompt") != prompt || !run.contains("params")) return false;
-  const Json& p = run["params"];
-  if (number_at(p, "max_new_tokens") != number_at(fact_params, "max_new_tokens")) return false;
-  if (fact_params["mode"] == "greedy") return is_greedy(p);
-  if (is_greedy(p) || !is_article_sampler(p)) return false;
-  return effective_temperature(p) == number_at(fact_params, "temperature").value_or(1.0) &&
-         effective_top_p(p) == number_at(fact_params, "top_p").value_or(1.0) &&
-         number_at(p, "seed") == number_at(fact_params, "seed");
-}
-
-bool nucleus_matches(const Json& run, double temperature, double top_p, const std::string& prompt) {
-  if (string_at(run, "prompt") != prompt || !run.contains("params")) return false;
-  const Json& p = run["params"];
-  return !is_greedy(p) && is_article_sampler(p) && effective_temperature(p) == temperature && effective_top_p(p) == top_p;
-}
-
-std::string quoted(const std::string& s) { return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace); }
+std::string quoted(const std::string& s) { return OrderedJson(s).dump(-1, ' ', false, OrderedJson::error_handler_t::replace); }
 
 // A short, escaped excerpt starting a little before `from`.
 std::string excerpt(const std::string& s, std::size_t from) {
@@ -133,52 +111,44 @@ std::string fmt_number(double v) {
 
 std::string stop_text(const std::string& reason, int64_t step) { return reason + " at new token " + std::to_string(step); }
 
-const std::string& run_id(const Json& run) { return run["id"].get_ref<const std::string&>(); }
-
 class Checker {
  public:
-  Checker(const Json& facts, const std::string& facts_path, const EvidenceFile& evidence, ArticleCheck& out)
-      : facts_(facts), file_(facts_path), evidence_(evidence), out_(out) {
+  Checker(const OrderedJson& facts, const std::string& facts_path, const EvidenceFile& evidence, ArticleCheck& out)
+      : facts_(facts), file_(facts_path), evidence_(evidence.evidence), out_(out) {
     prompt_ = need_string(facts_, file_, "", "prompt");
   }
 
   void run() {
-    const Json& gens = need(facts_, file_, "", "generations");
+    const OrderedJson& gens = need(facts_, file_, "", "generations");
     if (!gens.is_array()) bad_fact(file_, "generations", "an array");
     for (std::size_t i = 0; i < gens.size(); ++i) check_generation(gens[i], "generations[" + std::to_string(i) + "]");
-    const Json& sizes = need(facts_, file_, "", "nucleus_sizes");
+    const OrderedJson& sizes = need(facts_, file_, "", "nucleus_sizes");
     if (!sizes.is_array()) bad_fact(file_, "nucleus_sizes", "an array");
     for (std::size_t i = 0; i < sizes.size(); ++i) check_nucleus(sizes[i], "nucleus_sizes[" + std::to_string(i) + "]");
     check_eos();
   }
 
  private:
-  std::vector<const Json*> runs_where(const std::function<bool(const Json&)>& pred) const {
-    std::vector<const Json*> out;
-    for (const Json& r : evidence_.doc["runs"])
+  std::vector<const RunRecord*> runs_where(const std::function<bool(const RunRecord&)>& pred) const {
+    std::vector<const RunRecord*> out;
+    for (const RunRecord& r : evidence_.runs)
       if (pred(r)) out.push_back(&r);
     return out;
   }
 
-  std::string evidence_string(const Json& run, const char* key) const {
-    if (!run.contains(key) || !run[key].is_string())
-      throw EvidenceError(evidence_.path + ": run " + run_id(run) + ": " + key + ": expected a string; regenerate it with 'genrepro run'");
-    return run[key].get<std::string>();
-  }
-
-  void check_generation(const Json& g, const std::string& at) {
+  void check_generation(const OrderedJson& g, const std::string& at) {
     const std::string name = need_string(g, file_, at, "name");
-    const Json& params = need(g, file_, at, "params");
+    const OrderedJson& params = need(g, file_, at, "params");
     if (!params.is_object() || !params.contains("mode") || !params.contains("max_new_tokens"))
       bad_fact(file_, at + ".params", "an object with mode and max_new_tokens");
     const std::string text = need_string(g, file_, at, "text");
-    const Json& stop = need(g, file_, at, "stop");
+    const OrderedJson& stop = need(g, file_, at, "stop");
     const std::string stop_reason = need_string(stop, file_, at + ".stop", "reason");
     const int64_t stop_step = static_cast<int64_t>(need_number(stop, file_, at + ".stop", "step"));
     const std::string seed_source = g.contains("seed_source") && g["seed_source"].is_string() ? g["seed_source"].get<std::string>() : "stated";
     const bool counted = seed_source == "stated";
 
-    const std::vector<const Json*> runs = runs_where([&](const Json& r) { return generation_matches(r, params, prompt_); });
+    const std::vector<const RunRecord*> runs = runs_where([&](const RunRecord& r) { return generation_matches(r, params, prompt_); });
     FactCheck t{"text " + name, excerpt(text, 0), "", FactStatus::missing, counted, ""};
     FactCheck s{"stop " + name, stop_text(stop_reason, stop_step), "", FactStatus::missing, counted, ""};
     if (runs.empty()) {
@@ -186,8 +156,8 @@ class Checker {
       t.note = s.note = "add a run with " + params.dump() + " to the experiments";
     } else {
       t.status = s.status = FactStatus::match;
-      for (const Json* r : runs) {
-        compare_text(t, text, evidence_string(*r, "text"), run_id(*r));
+      for (const RunRecord* r : runs) {
+        compare_text(t, text, r->text, r->id);
         compare_stop(s, stop_reason, stop_step, *r);
       }
       if (runs.size() > 1) {
@@ -223,20 +193,16 @@ class Checker {
     c.note = "run " + id + ": first difference at byte " + std::to_string(k) + " (normalized)";
   }
 
-  void compare_stop(FactCheck& c, const std::string& reason, int64_t step, const Json& run) const {
+  static void compare_stop(FactCheck& c, const std::string& reason, int64_t step, const RunRecord& run) {
     if (c.status == FactStatus::mismatch) return;
-    const Json& stop = run.contains("stop") ? run["stop"] : Json();
-    const std::optional<std::string> r = string_at(stop, "reason");
-    const std::optional<double> s = number_at(stop, "step");
-    if (!r || !s) throw EvidenceError(evidence_.path + ": run " + run_id(run) + ": stop: expected {reason, step}; regenerate it with 'genrepro run'");
-    c.found = stop_text(*r, static_cast<int64_t>(*s));
-    if (*r != reason || static_cast<int64_t>(*s) != step) {
+    c.found = stop_text(to_string(run.result.stop_reason), run.result.stop_step);
+    if (to_string(run.result.stop_reason) != reason || run.result.stop_step != step) {
       c.status = FactStatus::mismatch;
-      c.note = "run " + run_id(run);
+      c.note = "run " + run.id;
     }
   }
 
-  void check_nucleus(const Json& n, const std::string& at) {
+  void check_nucleus(const OrderedJson& n, const std::string& at) {
     const double temperature = need_number(n, file_, at, "temperature");
     const double top_p = need_number(n, file_, at, "top_p");
     const int64_t step = static_cast<int64_t>(need_number(n, file_, at, "step"));
@@ -244,12 +210,11 @@ class Checker {
     FactCheck c{"nucleus T=" + fmt_number(temperature) + " p=" + fmt_number(top_p) + " step " + std::to_string(step),
                 std::to_string(kept), "", FactStatus::missing, true, ""};
     std::vector<int64_t> found;
-    for (const Json* r : runs_where([&](const Json& r) { return nucleus_matches(r, temperature, top_p, prompt_); })) {
-      const Json& steps = (*r).contains("steps") ? (*r)["steps"] : Json();
-      if (!steps.is_array() || static_cast<int64_t>(steps.size()) <= step) continue;
-      const std::optional<double> k = number_at(steps[static_cast<std::size_t>(step)], "kept");
-      if (!k) throw EvidenceError(evidence_.path + ": run " + run_id(*r) + ": steps[" + std::to_string(step) + "].kept: expected an integer");
-      if (std::find(found.begin(), found.end(), static_cast<int64_t>(*k)) == found.end()) found.push_back(static_cast<int64_t>(*k));
+    for (const RunRecord* r : runs_where([&](const RunRecord& r) { return nucleus_matches(r, temperature, top_p, prompt_); })) {
+      const std::vector<StepRecord>& steps = r->result.steps;
+      if (step < 0 || static_cast<int64_t>(steps.size()) <= step) continue;
+      const int64_t kept = steps[static_cast<std::size_t>(step)].kept;
+      if (std::find(found.begin(), found.end(), kept) == found.end()) found.push_back(kept);
     }
     if (found.empty()) {
       c.found = "(no run with these parameters)";
@@ -263,53 +228,43 @@ class Checker {
   }
 
   void check_eos() {
-    const Json& eos = need(facts_, file_, "", "eos");
+    const OrderedJson& eos = need(facts_, file_, "", "eos");
     const int64_t id = static_cast<int64_t>(need_number(eos, file_, "eos", "token_id"));
     const std::string text = need_string(eos, file_, "eos", "text");
-    FactCheck c{"eos token id", std::to_string(id), "", FactStatus::missing, true, ""};
-    const Json& model = evidence_.doc.contains("model") ? evidence_.doc["model"] : Json();
-    const std::optional<double> found = number_at(model, "eos_token_id");
-    if (!found) {
-      c.found = "(evidence has no model.eos_token_id)";
-    } else {
-      c.found = std::to_string(static_cast<int64_t>(*found));
-      c.status = static_cast<int64_t>(*found) == id ? FactStatus::match : FactStatus::mismatch;
-      c.note = "from the model's config";
-    }
-    out_.facts.push_back(std::move(c));
+    const int64_t found = evidence_.model.eos_token_id;
+    out_.facts.push_back(FactCheck{"eos token id", std::to_string(id), std::to_string(found),
+                                   found == id ? FactStatus::match : FactStatus::mismatch, true, "from the model's config"});
 
     // The token's text, wherever the evidence shows the EOS id: as a picked token or a candidate.
     FactCheck t{"eos token text", quoted(text), "", FactStatus::unchecked, false, ""};
-    const int64_t eos_id = found ? static_cast<int64_t>(*found) : id;
-    for (const Json& r : evidence_.doc["runs"]) {
-      if (!t.found.empty()) break;
-      if (!r.contains("steps") || !r["steps"].is_array()) continue;
-      for (const Json& s : r["steps"]) {
-        if (number_at(s, "token_id") == static_cast<double>(eos_id) && string_at(s, "token_text")) {
-          t.found = quoted(*string_at(s, "token_text"));
-        } else if (s.contains("top") && s["top"].is_array()) {
-          for (const Json& c2 : s["top"])
-            if (number_at(c2, "id") == static_cast<double>(eos_id) && string_at(c2, "text")) t.found = quoted(*string_at(c2, "text"));
-        }
-        if (!t.found.empty()) {
-          t.note = "run " + run_id(r);
-          break;
-        }
-      }
-    }
-    if (t.found.empty()) {
-      t.found = "(EOS never picked nor listed)";
-      t.note = "no run shows the EOS token: not counted";
-    } else {
+    if (const std::optional<std::pair<std::string, std::string>> shown = eos_text(found)) {
+      t.found = quoted(shown->second);
+      t.note = "run " + shown->first;
       t.counted = true;
       t.status = t.found == quoted(text) ? FactStatus::match : FactStatus::mismatch;
+    } else {
+      t.found = "(EOS never picked nor listed)";
+      t.note = "no run shows the EOS token: not counted";
     }
     out_.facts.push_back(std::move(t));
   }
 
-  const Json& facts_;
+  // The first step (in run order) that picked or listed `eos`: its run id and the token's text.
+  std::optional<std::pair<std::string, std::string>> eos_text(int64_t eos) const {
+    for (const RunRecord& r : evidence_.runs)
+      for (const StepRecord& s : r.result.steps) {
+        std::optional<std::string> text;
+        if (s.token_id == eos) text = s.token_text;
+        for (const Candidate& c : s.top)
+          if (!text && c.id == eos) text = c.text;
+        if (text) return std::make_pair(r.id, *text);
+      }
+    return std::nullopt;
+  }
+
+  const OrderedJson& facts_;
   const std::string& file_;
-  const EvidenceFile& evidence_;
+  const Evidence& evidence_;
   ArticleCheck& out_;
   std::string prompt_;
 };
@@ -352,24 +307,23 @@ std::string normalize_article_text(const std::string& text) {
   return out;
 }
 
-EvidenceJson load_article_facts(const std::string& path) {
+OrderedJson load_article_facts(const std::string& path) {
   std::string text, problem;
   if (!read_text_file(path, text, problem, kMaxFactsBytes)) throw EvidenceError(path + ": " + problem + "; give golden/article/article-facts.json");
-  const JsonParseOutcome checked = parse_json_text(text);
-  if (!checked.ok()) throw EvidenceError(path + ": " + checked.problem + "; restore golden/article/article-facts.json from git");
-  Json facts = Json::parse(text);
+  ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
+  if (!parsed.ok()) throw EvidenceError(path + ": " + parsed.problem + "; restore golden/article/article-facts.json from git");
+  OrderedJson facts = std::move(parsed.value);
   if (!facts.is_object() || !facts.contains("schema") || facts["schema"] != kArticleFactsSchema)
     throw EvidenceError(path + ": not an article-facts file (schema must be \"" + kArticleFactsSchema +
                         "\"); the first argument is golden/article/article-facts.json, the second the evidence");
   return facts;
 }
 
-ArticleCheck check_article(const EvidenceJson& facts, const std::string& facts_path, const EvidenceFile& evidence) {
+ArticleCheck check_article(const OrderedJson& facts, const std::string& facts_path, const EvidenceFile& evidence) {
   ArticleCheck out;
   out.facts_path = facts_path;
   out.evidence_path = evidence.path;
-  if (evidence.doc.contains("model") && evidence.doc["model"].is_object())
-    out.model_source = string_at(evidence.doc["model"], "source").value_or("");
+  out.model_source = evidence.evidence.model.source;
   Checker(facts, facts_path, evidence, out).run();
   return out;
 }

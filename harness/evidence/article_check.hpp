@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "evidence/evidence_diff.hpp"
+#include "evidence/evidence.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro {
 
@@ -41,9 +42,9 @@ struct ArticleCheck {
 };
 
 // Reads golden/article/article-facts.json; throws EvidenceError naming file and JSON path.
-EvidenceJson load_article_facts(const std::string& path);
+OrderedJson load_article_facts(const std::string& path);
 
-ArticleCheck check_article(const EvidenceJson& facts, const std::string& facts_path, const EvidenceFile& evidence);
+ArticleCheck check_article(const OrderedJson& facts, const std::string& facts_path, const EvidenceFile& evidence);
 
 // The per-fact table, then one summary line; on a fixture model, a line saying why texts and
 // nucleus sizes cannot match (its weights are not GPT-2's).

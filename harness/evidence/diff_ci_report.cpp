@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "evidence/diff_format.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {

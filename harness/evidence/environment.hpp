@@ -25,7 +25,8 @@ struct ThreadSettings {
   int intra_op = 0;                 // at::get_num_threads() (engine)
   int inter_op = 0;                 // at::get_num_interop_threads() (engine)
   std::optional<int> omp_max;       // omp_get_max_threads() of the calling thread, if OpenMP is loaded
-  int runs_concurrently = 1;        // runner worker threads; volatile (evidence must not depend on it)
+  // Runner worker threads; volatile (evidence must not depend on it), absent in a golden.
+  std::optional<int> runs_concurrently = 1;
 };
 
 struct CpuInfo {

@@ -1,11 +1,20 @@
 #pragma once
 // evidence.json in memory and on disk (docs/evidence-format.md, docs/schema/evidence.schema.json):
-// what `genrepro run` writes and merge, diff, replay, bless and report read. Conversions keep
-// every double bit-exact (nlohmann writes the shortest text that reads back to the same double;
-// non-finite values, which JSON cannot hold, are written as the strings "NaN", "Infinity",
-// "-Infinity"). Reading names the file and the JSON path of any problem (EvidenceError).
+// what `genrepro run` writes and merge, diff, replay, bless, report and check-article read.
+//
+// Writing (evidence.cpp) keeps every double bit-exact: nlohmann writes the shortest text that
+// reads back to the same double, and the non-finite values JSON cannot hold are written as the
+// strings "NaN", "Infinity", "-Infinity" (real_to_json; real_from_json reads them back).
+//
+// Reading is one function for every verb, read_evidence, in three stages, one file each:
+//   evidence_read.cpp       the file: bounded read, UTF-8, nesting depth, JSON syntax
+//   evidence_from_json.cpp  the structure: schema version, every field's presence and type,
+//                           each problem named by file and JSON path (EvidenceError)
+//   evidence_checks.cpp     the meaning, on typed values: what holds between fields (run ids
+//                           unique, steps numbered in order and equal to output_ids, ...)
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,11 +23,14 @@
 #include "evidence/environment.hpp"
 #include "evidence/run_record.hpp"
 #include "spec/run_params.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro {
 
 constexpr const char* kEvidenceSchema = "genrepro.evidence/1";
-// Evidence of a large grid can be big, but not this big; bigger files are refused unread.
+// The one size limit of every evidence reader. Evidence of a large grid can be big (a GPT-2
+// run of 1,024 tokens with 5 candidates a step is ~0.4 MB), but not this big; bigger files are
+// refused unread, and a file that grows while it is read is refused at this size.
 constexpr uint64_t kMaxEvidenceFileBytes = uint64_t(2) << 30;
 
 struct ToolInfo {
@@ -62,36 +74,62 @@ struct RunRecord {
 struct Evidence {
   std::string schema = kEvidenceSchema;
   ToolInfo genrepro;
-  std::string created_utc;  // "YYYY-MM-DDTHH:MM:SSZ"
+  // Volatile; "YYYY-MM-DDTHH:MM:SSZ" in evidence, absent in a golden (and then not written).
+  std::optional<std::string> created_utc;
   Environment environment;
   ModelInfo model;
   std::vector<ExperimentRecord> experiments;
   std::vector<RunRecord> runs;
 };
 
-// JSON with keys in the documented order.
-nlohmann::ordered_json evidence_to_json(const Evidence& e);
-nlohmann::ordered_json environment_to_json(const Environment& env);
-nlohmann::ordered_json model_to_json(const ModelInfo& m);
-nlohmann::ordered_json run_to_json(const RunRecord& r);
+// One evidence file as read: where it came from (for messages) and what it holds.
+struct EvidenceFile {
+  std::string path;
+  Evidence evidence;
+};
 
-// `file` names the source in messages: "<file>: runs[3].steps[0].prob: ...".
-Evidence evidence_from_json(const nlohmann::json& j, const std::string& file);
-Environment environment_from_json(const nlohmann::json& j, const std::string& file, const std::string& where);
-// One element of runs[] (also of a blessed golden, which has no volatile fields); `where` is its
-// JSON path ("runs[3]") for messages.
-RunRecord run_from_json(const nlohmann::json& j, const std::string& file, const std::string& where);
+// ---- writing ----
+
+// JSON with keys in the documented order. Volatile fields that are absent (a golden's) are left out.
+OrderedJson evidence_to_json(const Evidence& e);
+OrderedJson environment_to_json(const Environment& env);
+OrderedJson model_to_json(const ModelInfo& m);
+OrderedJson run_to_json(const RunRecord& r);
+
+// JSON has no NaN or infinity: evidence writes them as "NaN", "Infinity", "-Infinity".
+OrderedJson real_to_json(double v);
+// The inverse: a JSON number, or one of those three strings; empty for anything else.
+std::optional<double> real_from_json(const OrderedJson& v);
 
 // The file's text: two-space indented JSON and a final newline.
 std::string evidence_text(const Evidence& e);
 // Atomically replaces `path` (harness/util/atomic_file.hpp).
 void write_evidence(const std::string& path, const Evidence& e);
-// Reads, checks (size, UTF-8, depth, JSON syntax, schema string, structure) and converts.
+
+// ---- reading ----
+
+// Reads, checks (size, UTF-8, depth, JSON syntax, schema string, structure, meaning) and
+// converts. Throws EvidenceError naming the file, the JSON path, the value found and what is
+// allowed: "new.json: runs[0].steps[1].prob: expected a number (or ...), found string \"0.5\"; ...".
 Evidence read_evidence(const std::string& path);
+EvidenceFile read_evidence_file(const std::string& path);
+// GOLDEN as diff and replay take it: one evidence file, or a directory whose *.json files (not
+// recursive, sorted by name, hidden files skipped) are pooled. Throws EvidenceError for an empty
+// directory and for a run id that appears in two golden files.
+std::vector<EvidenceFile> read_golden(const std::string& file_or_dir);
+
+// The conversion and the checks read_evidence applies after parsing; `file` names the source
+// in messages ("<file>: runs[3].steps[0].prob: ...").
+Evidence evidence_from_json(const OrderedJson& j, const std::string& file);
+// What must hold between the fields of evidence (evidence_checks.cpp lists it); throws
+// EvidenceError naming the file and the JSON path of the first thing that does not.
+void check_evidence(const Evidence& e, const std::string& file);
+
+// ---- volatile fields ----
 
 // A copy without the fields that legitimately differ between identical runs: created_utc,
 // runs[*].timing and environment.threads.runs_concurrently. Compare these to compare evidence;
-// bless writes goldens without them. For nlohmann::json and ordered_json alike, so a golden
+// bless writes goldens without them. For nlohmann::json and OrderedJson alike, so a golden
 // keeps the evidence's key order.
 template <class Json>
 Json strip_volatile(Json evidence) {

@@ -2,20 +2,20 @@
 // Compares GOLDEN evidence against NEW evidence and explains every run that parted: where the
 // tokens first diverged, what both runs thought of both tokens there, and why (a float near-tie,
 // a changed kept set, a changed sampler or RNG, or a regression of the model itself).
-// Works on the evidence JSON (docs/evidence-format.md) directly; docs/diff.md documents the
-// tolerance, the classification precedence and the --json shape. No libtorch.
+// docs/diff.md documents the tolerance, the classification precedence and the --json shape.
+// No libtorch. One file per stage: evidence is read by read_evidence / read_golden
+// (evidence.hpp); runs are compared and classified in run_diff.cpp, documents in
+// evidence_diff.cpp; diff_format.hpp shows the result as text or JSON.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "evidence/evidence.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro {
-
-// Evidence documents keep the writer's key order, so a blessed golden reads like the evidence.
-using EvidenceJson = nlohmann::ordered_json;
 
 // Absolute tolerance for every compared probability (and entropy, in nats). docs/diff.md gives
 // the reasoning: float32 logits of GPT-2 (|z| ~ 100, ulp ~ 8e-6) reordered by another BLAS or
@@ -23,23 +23,6 @@ using EvidenceJson = nlohmann::ordered_json;
 // p = 0.5; real regressions (a wrong layer-norm epsilon, a bad cache position, a transposed
 // weight) move the leading probabilities by 1e-3 and more.
 inline constexpr double kDefaultProbTolerance = 1e-4;
-
-// One evidence file as read from disk: validated to be genrepro evidence of this build's schema
-// (kEvidenceSchema; any other version is rejected rather than misread)
-// (every run has a string id; duplicate ids are rejected). Fields are checked when compared.
-struct EvidenceFile {
-  std::string path;
-  EvidenceJson doc;
-};
-
-// Reads and validates one evidence file. Throws EvidenceError naming the file (missing,
-// unreadable, too large, not JSON, not evidence, other schema version, bad runs[] or ids).
-EvidenceFile load_evidence_json(const std::string& path);
-
-// GOLDEN as the CLI takes it: one evidence file, or a directory whose *.json files (not
-// recursive, sorted by name, hidden files skipped) are pooled. Throws EvidenceError for an empty
-// directory and for a run id that appears in two golden files.
-std::vector<EvidenceFile> load_golden(const std::string& file_or_dir);
 
 // Why a run differs, in precedence order (the first that applies wins; docs/diff.md says why).
 enum class Verdict {
@@ -57,8 +40,8 @@ const char* json_name(Verdict v);  // "agree", "regression", "kept_set_change", 
 // "steps[3].top[0].prob") or to the document ("environment.cpu_capability").
 struct ValueDifference {
   std::string path;
-  EvidenceJson golden;   // null when absent on that side
-  EvidenceJson current;  // the new evidence's value
+  OrderedJson golden;   // null when absent on that side
+  OrderedJson current;  // the new evidence's value
   std::optional<double> abs_diff;  // for two numbers
 };
 
@@ -112,36 +95,30 @@ struct EvidenceDiff {
   // Listed beside the verdicts as likely causes; never counted as failures. Volatile fields
   // (created_utc, timing, environment.threads.runs_concurrently) are never compared at all.
   std::vector<ValueDifference> environment;
-  std::vector<ValueDifference> provenance;  // genrepro.*, model.* (weights sha256, config), experiments
+  std::vector<ValueDifference> provenance;  // genrepro.*, model.* (weights sha256, config; not the path)
 
   std::size_t differing() const;
   std::size_t count(Verdict v) const;
   bool agree() const { return differing() == 0 && missing.empty() && extra.empty(); }
 };
 
-// Throws EvidenceError (naming file and JSON path) when a compared field is missing or has the
-// wrong type, and UsageError for a negative or non-finite tolerance.
+// Every run of `golden` matched by id with `current`'s; throws UsageError for a negative or
+// non-finite tolerance. The evidence was checked when it was read: nothing else can be wrong.
 EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const EvidenceFile& current,
                            const EvidenceDiffOptions& options);
 
-// For `genrepro run --check-equivalence`: the same experiments run with recompute and with the
-// KV cache. Runs are paired by position (run i with run i: the ids differ because use_cache is
-// a parameter), params.use_cache and the id are ignored, and the pairs are diffed as above.
-// Throws EvidenceError when the two hold different numbers of runs.
+// One run against another (diff_evidence pairs them by id); the tolerance as diff_evidence checked it.
+RunDiff diff_run(const RunRecord& golden, const RunRecord& current, double prob_tolerance);
+
+// For `genrepro run --check-equivalence`: the same planned runs executed with recompute and with
+// the KV cache (engine/runner.hpp), so run ids are the experiment files' in both. Runs are
+// matched by id and diffed as above, except for params.use_cache, the one parameter the two
+// passes set differently.
 EvidenceDiff diff_cache_equivalence(const EvidenceFile& recompute, const EvidenceFile& cached,
                                     const EvidenceDiffOptions& options);
 // KV cache and recompute are equivalent when no run's tokens diverge; probability drift within
 // or beyond the tolerance is reported but does not break equivalence (different matmul shapes
 // legitimately round differently).
 bool tokens_equivalent(const EvidenceDiff& diff);
-
-// One block per differing run, missing/extra runs, environment and provenance differences,
-// then the summary line ("diff: 12 runs compared, 11 agree, 1 differ (1 regression), ...").
-std::string format_diff_text(const EvidenceDiff& diff);
-std::string diff_summary_line(const EvidenceDiff& diff);
-
-// The --json document ("schema": "genrepro.diff/1"), shape in docs/diff.md.
-EvidenceJson diff_to_json(const EvidenceDiff& diff);
-
 
 }  // namespace genrepro

@@ -1,26 +1,40 @@
 #include "evidence/golden_bless.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
+#include "evidence/diff_format.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
-#include "evidence/evidence.hpp"
 
 namespace genrepro {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Json = EvidenceJson;
 
-std::string experiment_of(const EvidenceFile& evidence, std::size_t i) {
-  const Json& run = evidence.doc["runs"][i];
-  const std::string at = "runs[" + std::to_string(i) + "].experiment";
-  if (!run.contains("experiment") || !run["experiment"].is_string() || run["experiment"].get<std::string>().empty())
-    throw EvidenceError(evidence.path + ": " + at + ": expected the experiment's name (a non-empty string); bless files " +
-                        "golden runs by experiment — regenerate the evidence with 'genrepro run'");
-  return run["experiment"].get<std::string>();
+// Runs are filed by experiment name, so a run must have one.
+void check_experiment_names(const EvidenceFile& evidence) {
+  for (std::size_t i = 0; i < evidence.evidence.runs.size(); ++i)
+    if (evidence.evidence.runs[i].experiment.empty())
+      throw EvidenceError(evidence.path + ": runs[" + std::to_string(i) + "].experiment: expected the experiment's name (a non-empty " +
+                          "string), found string \"\"; bless files golden runs by experiment — regenerate the evidence with 'genrepro run'");
+}
+
+// The evidence restricted to one experiment: its runs and its experiments[] entry.
+Evidence part_of(const Evidence& e, const std::string& experiment) {
+  Evidence part;
+  part.schema = e.schema;
+  part.genrepro = e.genrepro;
+  part.created_utc = e.created_utc;
+  part.environment = e.environment;
+  part.model = e.model;
+  for (const RunRecord& r : e.runs)
+    if (r.experiment == experiment) part.runs.push_back(r);
+  for (const ExperimentRecord& x : e.experiments)
+    if (x.name == experiment) part.experiments.push_back(x);
+  return part;
 }
 
 }  // namespace
@@ -37,44 +51,27 @@ std::string golden_file_name(const std::string& experiment) {
 
 std::vector<GoldenFilePlan> plan_bless(const EvidenceFile& evidence, const std::string& into_dir,
                                        const EvidenceDiffOptions& options) {
-  const Json stripped = strip_volatile(evidence.doc);
-  std::vector<std::string> order;                      // experiments in first-run order
-  std::map<std::string, std::vector<std::size_t>> runs_of;
-  for (std::size_t i = 0; i < stripped["runs"].size(); ++i) {
-    const std::string e = experiment_of(evidence, i);
-    if (!runs_of.count(e)) order.push_back(e);
-    runs_of[e].push_back(i);
-  }
+  check_experiment_names(evidence);
+  std::vector<std::string> order;  // experiments in first-run order
+  for (const RunRecord& r : evidence.evidence.runs)
+    if (std::find(order.begin(), order.end(), r.experiment) == order.end()) order.push_back(r.experiment);
   std::map<std::string, std::string> file_owner;  // two names that sanitize alike would overwrite each other
   std::vector<GoldenFilePlan> plans;
   for (const std::string& e : order) {
     GoldenFilePlan p;
     p.experiment = e;
     p.path = (fs::path(into_dir) / golden_file_name(e)).string();
-    auto [it, fresh] = file_owner.emplace(p.path, e);
+    const auto [it, fresh] = file_owner.emplace(p.path, e);
     if (!fresh)
       throw EvidenceError(evidence.path + ": experiments \"" + it->second + "\" and \"" + e + "\" would both be blessed into " +
                           p.path + "; rename one of them");
-    p.doc = Json::object();
-    for (auto f = stripped.begin(); f != stripped.end(); ++f) {
-      if (f.key() == "runs") {
-        Json runs = Json::array();
-        for (std::size_t i : runs_of[e]) runs.push_back(stripped["runs"][i]);
-        p.doc["runs"] = std::move(runs);
-      } else if (f.key() == "experiments" && f.value().is_array()) {
-        Json kept = Json::array();
-        for (const Json& x : f.value())
-          if (x.is_object() && x.contains("name") && x["name"] == e) kept.push_back(x);
-        p.doc["experiments"] = std::move(kept);
-      } else {
-        p.doc[f.key()] = f.value();
-      }
-    }
-    p.runs = runs_of[e].size();
+    const Evidence part = part_of(evidence.evidence, e);
+    p.doc = strip_volatile(evidence_to_json(part));
+    p.runs = part.runs.size();
     std::error_code ec;
     p.exists = fs::exists(p.path, ec);
     if (p.exists) {
-      const EvidenceDiff d = diff_evidence({load_evidence_json(p.path)}, EvidenceFile{evidence.path, p.doc}, options);
+      const EvidenceDiff d = diff_evidence({read_evidence_file(p.path)}, EvidenceFile{evidence.path, part}, options);
       p.changes = !d.agree();
       p.preview = p.changes ? format_diff_text(d) : std::string();
     } else {
@@ -96,9 +93,9 @@ std::string format_bless_preview(const std::vector<GoldenFilePlan>& plans) {
   return body + lines;
 }
 
-void write_json_atomically(const std::string& path, const EvidenceJson& doc) {
+void write_json_atomically(const std::string& path, const OrderedJson& doc) {
   try {
-    write_file_atomically(path, doc.dump(2, ' ', false, Json::error_handler_t::strict) + "\n");
+    write_file_atomically(path, doc.dump(2, ' ', false, OrderedJson::error_handler_t::strict) + "\n");
   } catch (const Error& e) {
     throw EvidenceError(std::string(e.what()) + " (golden file; the previous one, if any, is unchanged)");
   }

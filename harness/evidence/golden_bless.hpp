@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "evidence/evidence.hpp"
 #include "evidence/evidence_diff.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro {
 
@@ -15,7 +17,7 @@ namespace genrepro {
 struct GoldenFilePlan {
   std::string experiment;
   std::string path;       // DIR/<golden_file_name(experiment)>
-  EvidenceJson doc;       // the evidence restricted to this experiment, volatile fields stripped
+  OrderedJson doc;        // the evidence restricted to this experiment, volatile fields stripped
   std::size_t runs = 0;
   bool exists = false;    // DIR already holds a golden file of this name
   bool changes = true;    // new, or its runs do not agree with the file in DIR
@@ -26,8 +28,8 @@ struct GoldenFilePlan {
 std::string golden_file_name(const std::string& experiment);
 
 // Splits `evidence` by runs[].experiment (experiments[] is filtered to match) and diffs each
-// part against DIR/<name>.json when it exists. Throws EvidenceError for a run without a string
-// "experiment", or for an existing golden file that is not readable evidence.
+// part against DIR/<name>.json when it exists. Throws EvidenceError for a run whose experiment
+// is empty, or for an existing golden file that is not readable evidence.
 std::vector<GoldenFilePlan> plan_bless(const EvidenceFile& evidence, const std::string& into_dir,
                                        const EvidenceDiffOptions& options = {});
 
@@ -37,7 +39,7 @@ std::string format_bless_preview(const std::vector<GoldenFilePlan>& plans);
 // Writes `doc` (2-space indented, trailing newline) to `path` with write_file_atomically
 // (harness/util/atomic_file.hpp: temp file in the same directory, fsync, rename), so a reader sees the
 // old golden or the new one, never a torn one. Throws EvidenceError naming the path.
-void write_json_atomically(const std::string& path, const EvidenceJson& doc);
+void write_json_atomically(const std::string& path, const OrderedJson& doc);
 
 // Writes every plan that changes; returns how many files were written.
 std::size_t write_golden(const std::vector<GoldenFilePlan>& plans);

@@ -21,11 +21,11 @@ std::string shown(double v) {
 }
 
 template <class T>
-EvidenceJson optional_json(const std::optional<T>& v) {
-  return v ? EvidenceJson(*v) : EvidenceJson(nullptr);
+OrderedJson optional_json(const std::optional<T>& v) {
+  return v ? OrderedJson(*v) : OrderedJson(nullptr);
 }
 
-EvidenceJson drift_to_json(const Drift& d) {
+OrderedJson drift_to_json(const Drift& d) {
   return {{"compared", d.compared},
           {"max_abs", d.max},
           {"mean_abs", d.mean()},
@@ -125,8 +125,8 @@ std::string format_replay_text(const ReplayReport& report) {
   return out.str();
 }
 
-EvidenceJson replay_to_json(const ReplayReport& report) {
-  EvidenceJson runs = EvidenceJson::array();
+OrderedJson replay_to_json(const ReplayReport& report) {
+  OrderedJson runs = OrderedJson::array();
   for (const ReplayRun& r : report.runs) {
     runs.push_back({{"id", r.id},
                     {"golden_file", r.golden_file},
@@ -139,7 +139,7 @@ EvidenceJson replay_to_json(const ReplayReport& report) {
                     {"logp_unfiltered", drift_to_json(r.logp_unfiltered)},
                     {"own_choice_diverges_at", optional_json(r.own_choice_diverges_at)}});
   }
-  EvidenceJson mismatches = EvidenceJson::array();
+  OrderedJson mismatches = OrderedJson::array();
   for (const ModelMismatch& m : report.model_mismatches)
     mismatches.push_back({{"golden", m.golden_file}, {"golden_sha256", m.golden_sha256}, {"model_sha256", m.model_sha256}});
   const std::size_t beyond = report.beyond_tolerance();
@@ -154,7 +154,7 @@ EvidenceJson replay_to_json(const ReplayReport& report) {
            {{"runs", report.runs.size()},
             {"within", report.runs.size() - beyond},
             {"beyond", beyond},
-            {"max_run", report.max_run.empty() ? EvidenceJson(nullptr) : EvidenceJson(report.max_run)},
+            {"max_run", report.max_run.empty() ? OrderedJson(nullptr) : OrderedJson(report.max_run)},
             {"logp", drift_to_json(report.logp)},
             {"logp_unfiltered", drift_to_json(report.logp_unfiltered)},
             {"outside_kept", report.logp.infinite}}},

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "evidence/evidence_diff.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro {
 
@@ -98,6 +98,6 @@ std::string describe_mismatch(const ModelMismatch& m);
 std::string format_replay_text(const ReplayReport& report);
 std::string replay_summary_line(const ReplayReport& report);
 // The --json document (schema "genrepro.replay/1", docs/diff.md).
-EvidenceJson replay_to_json(const ReplayReport& report);
+OrderedJson replay_to_json(const ReplayReport& report);
 
 }  // namespace genrepro

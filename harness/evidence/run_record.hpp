@@ -40,7 +40,7 @@ struct GenerationResult {
   std::vector<StepRecord> steps;
   StopReason stop_reason = StopReason::max_new_tokens;
   int64_t stop_step = 0;  // number of new tokens when the loop stopped (EOS's 1-based position for eos)
-  double seconds = 0;
+  std::optional<double> seconds;  // wall time of the loop; volatile, absent in a golden
 };
 
 const char* to_string(StopReason r);

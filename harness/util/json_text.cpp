@@ -5,41 +5,15 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
+#include <algorithm>
+#include <cstdint>
 #include <vector>
+
+#include "util/utf8.hpp"
 
 namespace genrepro {
 
 namespace {
-
-// Length of the UTF-8 sequence starting at text[i], or 0 if it is not valid UTF-8 (RFC 3629:
-// no overlong forms, no surrogates U+D800..U+DFFF, nothing above U+10FFFF).
-size_t utf8_sequence_length(std::string_view text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char b0 = byte(i);
-  if (b0 < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-    if (b0 == 0xE0) lo = 0xA0;  // overlong
-    if (b0 == 0xED) hi = 0x9F;  // surrogates
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-    if (b0 == 0xF0) lo = 0x90;  // overlong
-    if (b0 == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k) {
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  }
-  return n;
-}
 
 std::string hex_byte(unsigned char b) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
@@ -53,12 +27,12 @@ std::string prescan(std::string_view text, int max_depth) {
   bool in_string = false;
   bool escaped = false;
   for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8_sequence_length(text, i);
-    if (n == 0) {
+    const Utf8Char ch = next_utf8_char(text, i);
+    if (!ch.valid) {
       return line_column(text, i) + ": invalid UTF-8 (byte " + hex_byte(static_cast<unsigned char>(text[i])) +
              "); save the file as UTF-8";
     }
-    if (n == 1) {
+    if (ch.length == 1) {
       const char c = text[i];
       if (in_string) {
         if (escaped) {
@@ -79,7 +53,7 @@ std::string prescan(std::string_view text, int max_depth) {
         --depth;  // unbalanced brackets are left to the parser, which names them
       }
     }
-    i += n;
+    i += ch.length;
   }
   return {};
 }
@@ -138,14 +112,18 @@ std::string line_column(std::string_view text, size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-JsonParseOutcome parse_json_text(std::string_view text, int max_depth) {
-  JsonParseOutcome out;
+namespace {
+
+// Both parses share every check; Json is nlohmann::json (keys sorted) or OrderedJson.
+template <class Json>
+ParsedJson<Json> parse_checked(std::string_view text, int max_depth) {
+  ParsedJson<Json> out;
   out.problem = prescan(text, max_depth);
   if (!out.ok()) return out;
 
   std::vector<Frame> frames;
-  using Event = nlohmann::json::parse_event_t;
-  const auto track = [&frames](int, Event event, nlohmann::json& parsed) -> bool {
+  using Event = typename Json::parse_event_t;
+  const auto track = [&frames](int, Event event, Json& parsed) -> bool {
     const auto count_element = [&frames] {
       if (!frames.empty() && !frames.back().is_object) ++frames.back().index;
     };
@@ -157,7 +135,7 @@ JsonParseOutcome parse_json_text(std::string_view text, int max_depth) {
         break;
       case Event::key: {
         Frame& top = frames.back();
-        top.key = parsed.get<std::string>();
+        top.key = parsed.template get<std::string>();
         if (!top.keys.insert(top.key).second) throw DuplicateKey{frame_path(frames)};
         break;
       }
@@ -172,13 +150,27 @@ JsonParseOutcome parse_json_text(std::string_view text, int max_depth) {
     return true;
   };
   try {
-    out.value = nlohmann::json::parse(text.begin(), text.end(), track);
+    out.value = Json::parse(text.begin(), text.end(), track);
   } catch (const DuplicateKey& d) {
     out.problem = d.path + ": key given twice; an object may name each key once";
   } catch (const nlohmann::json::exception& e) {
     out.problem = "invalid JSON: " + parser_message(e);
   }
   return out;
+}
+
+std::string too_large(uint64_t max_bytes) {
+  return "more than the " + std::to_string(max_bytes) + " bytes allowed; is this the right file?";
+}
+
+}  // namespace
+
+JsonParseOutcome parse_json_text(std::string_view text, int max_depth) {
+  return parse_checked<nlohmann::json>(text, max_depth);
+}
+
+ParsedJson<OrderedJson> parse_ordered_json_text(std::string_view text, int max_depth) {
+  return parse_checked<OrderedJson>(text, max_depth);
 }
 
 bool read_text_file(const std::string& path, std::string& content, std::string& problem, uint64_t max_bytes) {
@@ -192,24 +184,41 @@ bool read_text_file(const std::string& path, std::string& content, std::string& 
     problem = "is a directory, not a file";
     return false;
   }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes) {
-    problem = "file is " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
-              " allowed; is this the right file?";
-    return false;
+  // The reported size only lets a plainly too large file be refused unread; the read below
+  // enforces the bound itself.
+  if (std::filesystem::is_regular_file(status)) {
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_bytes) {
+      problem = "file is " + std::to_string(size) + " bytes, " + too_large(max_bytes);
+      return false;
+    }
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     problem = std::string("cannot open: ") + std::strerror(errno);
     return false;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // One byte more than allowed is enough to know the file is too large.
+  const uint64_t limit = max_bytes < UINT64_MAX ? max_bytes + 1 : max_bytes;
+  constexpr uint64_t kChunkBytes = 1 << 20;
+  std::string text;
+  while (text.size() < limit) {
+    const size_t have = text.size();
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, limit - have));
+    text.resize(have + want);
+    in.read(&text[have], static_cast<std::streamsize>(want));
+    text.resize(have + static_cast<size_t>(in.gcount()));
+    if (static_cast<size_t>(in.gcount()) < want) break;  // end of file, or an error (below)
+  }
   if (in.bad()) {
     problem = std::string("read error: ") + std::strerror(errno);
     return false;
   }
-  content = buffer.str();
+  if (text.size() > max_bytes) {
+    problem = "file holds " + too_large(max_bytes);
+    return false;
+  }
+  content = std::move(text);
   return true;
 }
 

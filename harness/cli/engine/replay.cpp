@@ -28,7 +28,7 @@ int replay_golden_runs(const ReplayRequest& a, Console& io) {
   };
   const ReplayReport report = replay_golden(a.golden, o);
   if (a.json)
-    io.out << replay_to_json(report).dump(2, ' ', false, EvidenceJson::error_handler_t::replace) << "\n";
+    io.out << replay_to_json(report).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
   else
     io.out << format_replay_text(report);
   return report.within() ? kExitWithin : kExitBeyond;

@@ -3,6 +3,7 @@
 
 #include "cli/engine/engine_verbs.hpp"
 #include "engine/runner.hpp"
+#include "evidence/diff_format.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_diff.hpp"
 #include "model/model_files.hpp"
@@ -15,17 +16,12 @@ namespace {
 // The MLPerf-style determinism check: every run once with recompute (the article's
 // use_cache=False) and once with the KV cache; the tokens must not diverge. Probability drift
 // is reported but allowed: the two paths multiply matrices of different shapes.
-int check_equivalence(RunnerOptions runner, double prob_tolerance, Console& io) {
-  runner.use_cache = false;
-  const Evidence recompute = genrepro::run_experiments(runner);
-  runner.on_planned = nullptr;
-  runner.use_cache = true;
-  const Evidence cached = genrepro::run_experiments(runner);
-  const EvidenceFile recompute_file{"recompute", evidence_to_json(recompute)};
-  const EvidenceFile cached_file{"kv-cache", evidence_to_json(cached)};
+int check_equivalence(const RunnerOptions& runner, double prob_tolerance, Console& io) {
+  CacheEquivalenceEvidence both = run_with_and_without_cache(runner);
   EvidenceDiffOptions options;
   options.prob_tolerance = prob_tolerance;
-  const EvidenceDiff diff = diff_cache_equivalence(recompute_file, cached_file, options);
+  const EvidenceDiff diff = diff_cache_equivalence(EvidenceFile{"recompute", std::move(both.recompute)},
+                                                   EvidenceFile{"kv-cache", std::move(both.cached)}, options);
   io.out << format_diff_text(diff);
   const bool equivalent = tokens_equivalent(diff);
   io.out << "check-equivalence: " << (equivalent ? "KV cache and recompute pick the same tokens"

@@ -14,8 +14,9 @@
 
 #include <gtest/gtest.h>
 
-#include "util/errors.hpp"
 #include "evidence/evidence.hpp"
+#include "util/errors.hpp"
+#include "util/json_text.hpp"
 #include "engine/runner.hpp"
 
 namespace genrepro {
@@ -59,25 +60,41 @@ class Replay : public ::testing::Test {
   }
   static ModelFiles model() { return locate_model_dir(GENREPRO_TEST_MODEL_DIR, ModelSource::flag); }
 
-  static std::vector<EvidenceFile> golden() { return load_golden(*golden_path_); }
+  static std::vector<EvidenceFile> golden() { return read_golden(*golden_path_); }
   static ReplayOptions options() {
     ReplayOptions o;
     o.model = model();
     return o;
   }
   // Index of the first golden run whose params satisfy `pick`.
-  static size_t run_where(const EvidenceJson& doc, const std::function<bool(const EvidenceJson&)>& pick) {
-    const auto& runs = doc["runs"];
-    for (size_t i = 0; i < runs.size(); ++i)
-      if (pick(runs[i]["params"])) return i;
+  static size_t run_where(const Evidence& e, const std::function<bool(const RunParams&)>& pick) {
+    for (size_t i = 0; i < e.runs.size(); ++i)
+      if (pick(e.runs[i].params)) return i;
     ADD_FAILURE() << "no golden run matches";
     return 0;
   }
-  static size_t greedy_recompute(const EvidenceJson& doc) {
-    return run_where(doc, [](const EvidenceJson& p) { return p["mode"] == "greedy" && p["use_cache"] == false; });
+  static size_t greedy_recompute(const Evidence& e) {
+    return run_where(e, [](const RunParams& p) { return p.sampling.mode == DecodeMode::greedy && !p.use_cache; });
   }
-  static size_t top_k_run(const EvidenceJson& doc) {
-    return run_where(doc, [](const EvidenceJson& p) { return p["top_k"] == 2; });
+  static size_t top_k_run(const Evidence& e) {
+    return run_where(e, [](const RunParams& p) { return p.sampling.top_k == 2; });
+  }
+  // The error reading the golden after `edit` to its JSON, or replaying it.
+  static std::string error_of_edited(const std::function<void(OrderedJson&)>& edit) {
+    std::ifstream in(*golden_path_);
+    const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(std::string(std::istreambuf_iterator<char>(in), {}));
+    OrderedJson doc = parsed.value;
+    edit(doc);
+    const std::string damaged = (*dir_ / "damaged.json").string();
+    std::ofstream(damaged) << doc.dump(2);
+    try {
+      const std::vector<EvidenceFile> g = read_golden(damaged);
+      replay_golden(g, options());
+    } catch (const Error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error";
+    return {};
   }
   static std::string expect_error(const std::vector<EvidenceFile>& g, const ReplayOptions& o) {
     try {
@@ -99,7 +116,7 @@ std::string* Replay::golden_path_ = nullptr;
 TEST_F(Replay, SameBuildSamePathsDriftsByExactlyZero) {
   const auto g = golden();
   const ReplayReport report = replay_golden(g, options());
-  const auto& runs = g.front().doc["runs"];
+  const std::vector<RunRecord>& runs = g.front().evidence.runs;
   ASSERT_EQ(report.runs.size(), 6u);
   EXPECT_TRUE(report.within());
   EXPECT_EQ(report.logp.max, 0.0);
@@ -109,8 +126,8 @@ TEST_F(Replay, SameBuildSamePathsDriftsByExactlyZero) {
   for (size_t i = 0; i < report.runs.size(); ++i) {
     const ReplayRun& r = report.runs[i];
     SCOPED_TRACE(r.id);
-    EXPECT_EQ(r.id, runs[i]["id"]);
-    EXPECT_EQ(r.use_cache, runs[i]["params"]["use_cache"].get<bool>());
+    EXPECT_EQ(r.id, runs[i].id);
+    EXPECT_EQ(r.use_cache, runs[i].params.use_cache);
     EXPECT_EQ(r.logp.max, 0.0);
     EXPECT_EQ(r.logp.sum, 0.0);
     EXPECT_EQ(r.logp_unfiltered.max, 0.0);
@@ -155,17 +172,17 @@ TEST_F(Replay, OtherLogitsPathDriftsWithinTolerance) {
 
 TEST_F(Replay, PerturbedGoldenProbabilityShowsAsThatDriftAtThatStep) {
   auto g = golden();
-  EvidenceJson& doc = g.front().doc;
+  Evidence& doc = g.front().evidence;
   const size_t run = greedy_recompute(doc);
   constexpr int64_t kStep = 3;
-  auto& prob = doc["runs"][run]["steps"][kStep]["prob"];
-  prob = prob.get<double>() * std::exp(-kPerturbation);
+  double& prob = doc.runs[run].result.steps[kStep].prob;
+  prob = prob * std::exp(-kPerturbation);
   const ReplayReport report = replay_golden(g, options());
   const ReplayRun& r = report.runs[run];
   EXPECT_NEAR(r.logp.max, kPerturbation, kPerturbationTolerance);
   ASSERT_TRUE(r.logp.max_step);
   EXPECT_EQ(*r.logp.max_step, kStep);
-  EXPECT_EQ(*r.logp.max_token_id, doc["runs"][run]["output_ids"][kStep].get<int64_t>());
+  EXPECT_EQ(*r.logp.max_token_id, doc.runs[run].result.output_ids[kStep]);
   EXPECT_NEAR(r.logp.mean(), kPerturbation / 8, kPerturbationTolerance);
   EXPECT_EQ(r.logp_unfiltered.max, 0.0);  // prob_t1 untouched
   EXPECT_FALSE(r.within(kDefaultLogProbTolerance));
@@ -184,10 +201,10 @@ TEST_F(Replay, PerturbedGoldenProbabilityShowsAsThatDriftAtThatStep) {
 
 TEST_F(Replay, PerturbedProbT1IsComparedToo) {
   auto g = golden();
-  EvidenceJson& doc = g.front().doc;
+  Evidence& doc = g.front().evidence;
   const size_t run = top_k_run(doc);
-  auto& prob_t1 = doc["runs"][run]["steps"][5]["prob_t1"];
-  prob_t1 = prob_t1.get<double>() * std::exp(-kPerturbation);
+  double& prob_t1 = doc.runs[run].result.steps[5].prob_t1;
+  prob_t1 = prob_t1 * std::exp(-kPerturbation);
   const ReplayRun r = replay_golden(g, options()).runs[run];
   EXPECT_EQ(r.logp.max, 0.0);
   EXPECT_NEAR(r.logp_unfiltered.max, kPerturbation, kPerturbationTolerance);
@@ -200,14 +217,14 @@ TEST_F(Replay, PerturbedProbT1IsComparedToo) {
 // (the run's seeded picker) parts from the golden there.
 TEST_F(Replay, GoldenTokenOutsideTheKeptSetIsCountedNotInfinite) {
   auto g = golden();
-  EvidenceJson& doc = g.front().doc;
+  Evidence& doc = g.front().evidence;
   const size_t run = top_k_run(doc);
   constexpr int64_t kStep = 2;
-  auto& step = doc["runs"][run]["steps"][kStep];
-  ASSERT_EQ(step["top"][2]["prob"].get<double>(), 0.0) << "the fixture's top_k boundary is tied";
-  const int64_t filtered = step["top"][2]["id"].get<int64_t>();
-  step["token_id"] = filtered;
-  doc["runs"][run]["output_ids"][kStep] = filtered;
+  StepRecord& step = doc.runs[run].result.steps[kStep];
+  ASSERT_EQ(step.top[2].prob, 0.0) << "the fixture's top_k boundary is tied";
+  const int64_t filtered = step.top[2].id;
+  step.token_id = filtered;
+  doc.runs[run].result.output_ids[kStep] = filtered;
 
   const ReplayReport report = replay_golden(g, options());
   const ReplayRun& r = report.runs[run];
@@ -231,7 +248,7 @@ TEST_F(Replay, GoldenTokenOutsideTheKeptSetIsCountedNotInfinite) {
 
 TEST_F(Replay, OtherWeightsAreRefusedUnlessAllowed) {
   auto g = golden();
-  g.front().doc["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
+  g.front().evidence.model.files["model.safetensors"].sha256 = std::string(64, '0');
   const std::string message = expect_error(g, options());
   EXPECT_NE(message.find(*golden_path_ + " was made with model.safetensors sha256 " + std::string(64, '0') +
                          ", the model replayed has "),
@@ -251,32 +268,39 @@ TEST_F(Replay, OtherWeightsAreRefusedUnlessAllowed) {
   EXPECT_TRUE(report.within());  // the weights really are the same: only the digest was edited
 }
 
+// Damage replay would misread: the structure is the reader's to refuse (read_golden), the rest
+// (probabilities, ids against this model) replay's, before the model loads.
 TEST_F(Replay, DamagedGoldensAreNamedByFileAndField) {
-  const auto damaged = [&](const std::function<void(EvidenceJson&)>& edit) {
+  const auto damaged = [&](const std::function<void(Evidence&)>& edit) {
     auto g = golden();
-    edit(g.front().doc["runs"][greedy_recompute(g.front().doc)]);
+    edit(g.front().evidence);
     return expect_error(g, options());
   };
   const std::string prefix = *golden_path_ + ": runs[0].";
-  ASSERT_EQ(greedy_recompute(golden().front().doc), 0u);
-  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"].erase(7); }),
-            prefix + "steps: holds 7 steps for 8 output ids; allowed: one step per output id (one step and no ids when "
-                     "max_new_tokens is 0); the golden is damaged: bless it again from evidence (genrepro bless)");
-  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][1]["prob"] = 1.5; }),
-            prefix + "steps[1].prob: found 1.5; allowed: a probability in [0, 1]; the golden is damaged: bless it "
-                     "again from evidence (genrepro bless)");
-  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][1]["prob_t1"] = "NaN"; }),
-            prefix + "steps[1].prob_t1: found nan; allowed: a probability in [0, 1]; the golden is damaged: bless it "
-                     "again from evidence (genrepro bless)");
-  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][4]["token_id"] = 11; }),
-            prefix + "steps[4].token_id: found 11; allowed: output_ids[4] = " +
-                std::to_string(golden().front().doc["runs"][0]["output_ids"][4].get<int64_t>()) +
-                "; the golden is damaged: bless it again from evidence (genrepro bless)");
-  EXPECT_EQ(damaged([](EvidenceJson& run) { run["prompt_ids"][0] = 50257; }),
+  const std::string hint = "; the golden is damaged: bless it again from evidence (genrepro bless)";
+  ASSERT_EQ(greedy_recompute(golden().front().evidence), 0u);
+  EXPECT_EQ(damaged([](Evidence& e) { e.runs[0].result.steps[1].prob = 1.5; }),
+            prefix + "steps[1].prob: found 1.5; allowed: a probability in [0, 1]" + hint);
+  EXPECT_EQ(damaged([](Evidence& e) { e.runs[0].result.steps[1].prob_t1 = std::nan(""); }),
+            prefix + "steps[1].prob_t1: found nan; allowed: a probability in [0, 1]" + hint);
+  EXPECT_EQ(damaged([](Evidence& e) { e.runs[0].result.prompt_ids[0] = 50257; }),
             prefix + "prompt_ids[0] = 50257 is outside this model's vocabulary [0, 50257); replay the golden with the "
                      "model it was made with (--model)");
-  EXPECT_EQ(damaged([](EvidenceJson& run) { run["steps"][0]["prob"] = "high"; }),
-            prefix + "steps[0].prob: expected a number (or \"NaN\", \"Infinity\", \"-Infinity\"), found \"high\"");
+
+  const std::string damaged_file = (*dir_ / "damaged.json").string() + ": runs[0].";
+  const std::string regenerate = "; regenerate it with 'genrepro run' (format: docs/evidence-format.md)";
+  EXPECT_EQ(error_of_edited([](OrderedJson& d) { d["runs"][0]["steps"].erase(7); }),
+            damaged_file + "steps: holds 7 steps for 8 output ids; allowed: one step per output id (one step and no ids when "
+                           "max_new_tokens is 0)" + regenerate);
+  std::string output_4;
+  const std::string token_error = error_of_edited([&](OrderedJson& d) {
+    d["runs"][0]["steps"][4]["token_id"] = 11;
+    output_4 = d["runs"][0]["output_ids"][4].dump();
+  });
+  EXPECT_EQ(token_error, damaged_file + "steps[4].token_id: found 11; allowed: output_ids[4] = " + output_4 + regenerate);
+  EXPECT_EQ(error_of_edited([](OrderedJson& d) { d["runs"][0]["steps"][0]["prob"] = "high"; }),
+            damaged_file + "steps[0].prob: expected a number (or \"NaN\", \"Infinity\", \"-Infinity\"), found string \"high\"" +
+                regenerate);
 }
 
 TEST_F(Replay, BadOptionsAreUsageErrors) {

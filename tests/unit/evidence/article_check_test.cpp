@@ -7,12 +7,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "evidence/evidence.hpp"
+#include "evidence_builders.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
 namespace {
 
-using Json = EvidenceJson;
 using ::testing::HasSubstr;
 
 const std::string kFactsPath = std::string(GENREPRO_SOURCE_DIR) + "/golden/article/article-facts.json";
@@ -33,46 +34,64 @@ std::string as_gpt2_wrote_it(const std::string& printed) {
   return out;
 }
 
-Json article_params(const Json& fact_params) {
-  return Json{{"mode", fact_params["mode"]},
-              {"temperature", fact_params.value("temperature", 1.0)},
-              {"top_k", 0},
-              {"top_p", fact_params.value("top_p", 1.0)},
-              {"seed", fact_params.value("seed", 0)},
-              {"sampler_order", {"temperature", "top_k", "top_p"}},
-              {"top_p_rule", "article"},
-              {"rng", "torch"},
-              {"max_new_tokens", fact_params["max_new_tokens"]}};
+RunParams article_params(const OrderedJson& fact_params) {
+  RunParams p;
+  p.sampling.mode = fact_params["mode"] == "greedy" ? DecodeMode::greedy : DecodeMode::sample;
+  p.sampling.temperature = fact_params.value("temperature", 1.0);
+  p.sampling.top_p = fact_params.value("top_p", 1.0);
+  p.sampling.seed = fact_params.value("seed", 0);
+  p.max_new_tokens = fact_params["max_new_tokens"].get<int64_t>();
+  return p;
 }
 
 // Step 0's nucleus size: a run with the facts' T and p has the published size there.
-int64_t first_kept(const Json& facts, const Json& params) {
-  for (const Json& n : facts["nucleus_sizes"])
+int64_t first_kept(const OrderedJson& facts, const OrderedJson& params) {
+  for (const OrderedJson& n : facts["nucleus_sizes"])
     if (params.value("temperature", 1.0) == n["temperature"] && params.value("top_p", 1.0) == n["top_p"]) return n["kept"];
   return 1;
 }
 
+// A generation of `new_tokens` tokens that reads `text` and stops for `reason`.
+RunRecord generation(const std::string& id, const std::string& prompt, const RunParams& params, const std::string& text,
+                     StopReason reason, int64_t new_tokens, int64_t first_kept) {
+  std::vector<StepRecord> steps;
+  for (int64_t k = 0; k < new_tokens; ++k) steps.push_back(test::make_step(k, 1, {{1, 0.5}}, k == 0 ? first_kept : 1));
+  RunRecord r = test::make_run(id, params.sampling.mode, steps, "article");
+  r.prompt = prompt;
+  r.params = params;
+  r.text = text;
+  r.result.stop_reason = reason;
+  return r;
+}
+
+// max_new_tokens 0: the first prediction alone, listing EOS among its candidates.
+RunRecord first_prediction(const std::string& id, const std::string& prompt, const RunParams& params, int64_t kept) {
+  RunRecord r = test::make_run(id, params.sampling.mode, {}, "article");
+  r.prompt = prompt;
+  r.params = params;
+  StepRecord s;
+  s.kept = kept;
+  s.top = {Candidate{50256, "<|endoftext|>", 0.0, 0.0}};
+  r.result.steps = {s};
+  return r;
+}
+
 // Evidence that reproduces every fact.
-Json reproducing_evidence(const Json& facts) {
-  Json runs = Json::array();
-  for (const Json& g : facts["generations"])
-    runs.push_back(Json{{"id", "article/" + g["name"].get<std::string>()},
-                        {"prompt", facts["prompt"]},
-                        {"params", article_params(g["params"])},
-                        {"text", as_gpt2_wrote_it(g["text"].get<std::string>())},
-                        {"stop", g["stop"]},
-                        {"steps", {{{"step", 0}, {"token_id", 1}, {"token_text", " a"}, {"kept", first_kept(facts, g["params"])}}}}});
-  for (const Json& n : facts["nucleus_sizes"]) {
-    const Json p{{"mode", "sample"}, {"temperature", n["temperature"]}, {"top_p", n["top_p"]}, {"seed", 42}, {"max_new_tokens", 0}};
-    runs.push_back(Json{{"id", "article/nucleus-" + n["temperature"].dump()},
-                        {"prompt", facts["prompt"]},
-                        {"params", article_params(p)},
-                        {"text", facts["prompt"]},
-                        {"stop", {{"reason", "max_new_tokens"}, {"step", 0}}},
-                        {"steps", {{{"step", 0}, {"token_id", nullptr}, {"kept", n["kept"]},
-                                    {"top", {{{"id", 50256}, {"text", "<|endoftext|>"}, {"prob", 0.0}, {"prob_scaled", 0.0}}}}}}}});
+Evidence reproducing_evidence(const OrderedJson& facts) {
+  const std::string prompt = facts["prompt"];
+  std::vector<RunRecord> runs;
+  for (const OrderedJson& g : facts["generations"])
+    runs.push_back(generation("article/" + g["name"].get<std::string>(), prompt, article_params(g["params"]),
+                              as_gpt2_wrote_it(g["text"].get<std::string>()),
+                              g["stop"]["reason"] == "eos" ? StopReason::eos : StopReason::max_new_tokens,
+                              g["stop"]["step"].get<int64_t>(), first_kept(facts, g["params"])));
+  for (const OrderedJson& n : facts["nucleus_sizes"]) {
+    const OrderedJson p{{"mode", "sample"}, {"temperature", n["temperature"]}, {"top_p", n["top_p"]}, {"seed", 42}, {"max_new_tokens", 0}};
+    runs.push_back(first_prediction("article/nucleus-" + n["temperature"].dump(), prompt, article_params(p), n["kept"].get<int64_t>()));
   }
-  return Json{{"schema", "genrepro.evidence/1"}, {"model", {{"source", "hf-dir"}, {"eos_token_id", 50256}}}, {"runs", runs}};
+  Evidence e = test::make_evidence(runs);
+  e.model.source = "hf-dir";
+  return e;
 }
 
 const FactCheck& fact(const ArticleCheck& c, const std::string& name) {
@@ -83,7 +102,7 @@ const FactCheck& fact(const ArticleCheck& c, const std::string& name) {
 }
 
 TEST(ArticleFacts, HoldTheArticlesPublishedNumbers) {
-  const Json facts = load_article_facts(kFactsPath);
+  const OrderedJson facts = load_article_facts(kFactsPath);
   EXPECT_EQ(facts["eos"]["token_id"], 50256);
   EXPECT_EQ(facts["eos"]["text"], "<|endoftext|>");
   EXPECT_EQ(facts["prompt"], "the river bank was");
@@ -94,7 +113,7 @@ TEST(ArticleFacts, HoldTheArticlesPublishedNumbers) {
   EXPECT_EQ(facts["recorded_environment"]["pytorch"], "2.8.0");
   EXPECT_EQ(facts["recorded_environment"]["transformers"], "4.57.6");
   ASSERT_EQ(facts["generations"].size(), 7u);
-  const Json& eos_run = facts["generations"][6];
+  const OrderedJson& eos_run = facts["generations"][6];
   EXPECT_EQ(eos_run["params"]["seed"], 43);
   EXPECT_EQ(eos_run["stop"]["reason"], "eos");
   EXPECT_EQ(eos_run["stop"]["step"], 47);
@@ -109,7 +128,7 @@ TEST(ArticleCheck, NormalizationUndoesTheArticlesTypesetting) {
 }
 
 TEST(ArticleCheck, EvidenceThatReproducesTheArticlePasses) {
-  const Json facts = load_article_facts(kFactsPath);
+  const OrderedJson facts = load_article_facts(kFactsPath);
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", reproducing_evidence(facts)});
   EXPECT_TRUE(c.passed()) << format_article_check(c);
   EXPECT_EQ(c.count(FactStatus::mismatch, false), 0u);
@@ -121,26 +140,26 @@ TEST(ArticleCheck, EvidenceThatReproducesTheArticlePasses) {
 }
 
 TEST(ArticleCheck, OnlyTheArticlesSamplerConfigurationIsMatched) {
-  const Json facts = load_article_facts(kFactsPath);
-  Json e = reproducing_evidence(facts);
+  const OrderedJson facts = load_article_facts(kFactsPath);
+  Evidence e = reproducing_evidence(facts);
   // The same T and p with temperature applied last (llama.cpp's order) is another experiment:
   // its nucleus size must not be checked against the article's.
-  Json other = e["runs"][7];
-  other["id"] = "sampler_order/temperature-last";
-  other["params"]["sampler_order"] = {"top_k", "top_p", "temperature"};
-  other["steps"][0]["kept"] = 4;
-  e["runs"].push_back(other);
+  RunRecord other = e.runs[7];
+  other.id = "sampler_order/temperature-last";
+  other.params.sampling.sampler_order = {SamplerStage::top_k, SamplerStage::top_p, SamplerStage::temperature};
+  other.result.steps[0].kept = 4;
+  e.runs.push_back(other);
   // A chain without top_p does not filter, whatever params.top_p says.
-  e["runs"][2]["params"]["sampler_order"] = {"temperature"};
+  e.runs[2].params.sampling.sampler_order = {SamplerStage::temperature};
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
   EXPECT_TRUE(c.passed()) << format_article_check(c);
   EXPECT_EQ(fact(c, "nucleus T=0.5 p=0.9 step 0").found, "35");
 }
 
 TEST(ArticleCheck, OneChangedTextIsAMismatchShowingWhere) {
-  const Json facts = load_article_facts(kFactsPath);
-  Json e = reproducing_evidence(facts);
-  e["runs"][2]["text"] = "the river bank was solid and empty a few weeks in advance.";
+  const OrderedJson facts = load_article_facts(kFactsPath);
+  Evidence e = reproducing_evidence(facts);
+  e.runs[2].text = "the river bank was solid and empty a few weeks in advance.";
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
   EXPECT_FALSE(c.passed());
   const FactCheck& f = fact(c, "text temperature-1-seed-42");
@@ -150,9 +169,9 @@ TEST(ArticleCheck, OneChangedTextIsAMismatchShowingWhere) {
 }
 
 TEST(ArticleCheck, RunsOnAnUnprintedSeedAreShownButNotCounted) {
-  const Json facts = load_article_facts(kFactsPath);
-  Json e = reproducing_evidence(facts);
-  e["runs"][4]["text"] = "the river bank was something else";  // top-p run 1: seed assumed
+  const OrderedJson facts = load_article_facts(kFactsPath);
+  Evidence e = reproducing_evidence(facts);
+  e.runs[4].text = "the river bank was something else";  // top-p run 1: seed assumed
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
   EXPECT_TRUE(c.passed());
   EXPECT_EQ(fact(c, "text top-p-0.9-run-1").status, FactStatus::mismatch);
@@ -160,15 +179,16 @@ TEST(ArticleCheck, RunsOnAnUnprintedSeedAreShownButNotCounted) {
 }
 
 TEST(ArticleCheck, FixtureEvidenceFailsWithAClearTable) {
-  const Json facts = load_article_facts(kFactsPath);
-  Json e = reproducing_evidence(facts);
-  e["model"]["source"] = "fixture";
-  for (Json& r : e["runs"]) {
-    r["text"] = "the river bank was noise";
-    r["stop"] = Json{{"reason", "max_new_tokens"}, {"step", r["params"]["max_new_tokens"]}};
-    r["steps"][0]["kept"] = 3;  // every nucleus size wrong, and consistently so
+  const OrderedJson facts = load_article_facts(kFactsPath);
+  Evidence e = reproducing_evidence(facts);
+  e.model.source = "fixture";
+  for (RunRecord& r : e.runs) {
+    r.text = "the river bank was noise";
+    r.result.stop_reason = StopReason::max_new_tokens;
+    r.result.stop_step = r.params.max_new_tokens;
+    r.result.steps[0].kept = 3;  // every nucleus size wrong, and consistently so
   }
-  e["runs"].erase(e["runs"].begin());  // and no greedy run at all
+  e.runs.erase(e.runs.begin());  // and no greedy run at all
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
   EXPECT_FALSE(c.passed());
   EXPECT_EQ(fact(c, "text greedy").status, FactStatus::missing);

@@ -3,6 +3,8 @@
 // another experiment) is refused with a message naming the file and what differs.
 #include "evidence/evidence_merge.hpp"
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "util/errors.hpp"
@@ -15,13 +17,16 @@ namespace {
 constexpr const char* kSpec =
     R"({"name": "m", "prompts": ["a", "b"], "runs": [{"mode": "greedy"}, {"mode": "sample", "seed": [1, 2, 3]}]})";
 
-// An "unsharded run" without a model: every expanded run with a made-up output.
+// An "unsharded run" without a model: every expanded run with a made-up output of one token.
 Evidence unsharded() {
   const ExperimentSpec spec = parse_experiment(kSpec, "experiments/m.json");
   Evidence e;
   e.genrepro = {"0.1.0", "c0ffee"};
   e.created_utc = "2026-01-01T00:00:00Z";
+  // As the writer orders them (numerics_env_names()), which is not alphabetical.
+  e.environment.numerics_env = {{"OMP_NUM_THREADS", std::nullopt}, {"OMP_DYNAMIC", std::nullopt}, {"ATEN_CPU_CAPABILITY", "AVX2"}};
   e.model.source = "fixture";
+  e.model.config = nlohmann::json::object();
   e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
   for (size_t i = 0; i < spec.runs.size(); ++i) {
     RunRecord r;
@@ -31,7 +36,13 @@ Evidence unsharded() {
     r.prompt_index = spec.runs[i].prompt_index;
     r.prompt = spec.runs[i].prompt;
     r.params = spec.runs[i].params;
+    r.result.prompt_ids = {1};
     r.result.output_ids = {static_cast<int64_t>(i)};
+    StepRecord step;
+    step.token_id = static_cast<int64_t>(i);
+    r.result.steps = {step};
+    r.result.stop_step = 1;
+    r.result.seconds = 0.5;
     e.runs.push_back(r);
   }
   return e;
@@ -68,6 +79,24 @@ TEST(EvidenceMerge, ThreeShardsGiveTheUnshardedEvidence) {
   expected.created_utc = "2026-01-03T00:00:00Z";
   expected.environment.threads.runs_concurrently = 3;  // taken from the first file given
   EXPECT_EQ(evidence_text(merged), evidence_text(expected));
+}
+
+// Through the files, as `genrepro merge` does it: the merged file is the unsharded file, byte for
+// byte, apart from the volatile fields (the reader keeps numerics_env in the file's order).
+TEST(EvidenceMerge, ShardFilesMergeIntoTheUnshardedFile) {
+  const Evidence all = unsharded();
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "genrepro_merge_files";
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> files;
+  for (int i = 1; i <= 2; ++i) {
+    files.push_back((dir / ("shard" + std::to_string(i) + ".json")).string());
+    write_evidence(files.back(), shard_of(all, {i, 2}, "2026-01-0" + std::to_string(i) + "T00:00:00Z"));
+  }
+  Evidence expected = all;
+  expected.created_utc = "2026-01-02T00:00:00Z";
+  expected.environment.threads.runs_concurrently = 1;  // the first file's
+  EXPECT_EQ(evidence_text(merge_evidence_files(files)), evidence_text(expected));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(EvidenceMerge, RefusesMissingDuplicateAndForeignRuns) {

@@ -10,38 +10,24 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "evidence/evidence.hpp"
+#include "evidence_builders.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
 namespace {
 
 namespace fs = std::filesystem;
-using Json = EvidenceJson;
 using ::testing::HasSubstr;
 
-Json run_of(const std::string& id, const std::string& experiment, int64_t token) {
-  const Json step{{"step", 0},        {"token_id", token}, {"token_text", " x"},   {"prob", 0.5},
-                  {"prob_t1", 0.5},   {"kept", 1},         {"top", {{{"id", token}, {"text", " x"}, {"prob", 0.5}, {"prob_scaled", 0.5}}}},
-                  {"rest_mass", 0.5}, {"margin", 0.5},     {"logit_margin", 1.0}, {"entropy", 0.7}};
-  return Json{{"id", id},
-              {"experiment", experiment},
-              {"prompt", "p"},
-              {"params", {{"mode", "greedy"}, {"max_new_tokens", 1}}},
-              {"prompt_ids", {1}},
-              {"output_ids", {token}},
-              {"text", "p x"},
-              {"continuation", " x"},
-              {"stop", {{"reason", "max_new_tokens"}, {"step", 1}}},
-              {"steps", {step}},
-              {"timing", {{"seconds", 0.1}}}};
+RunRecord run_of(const std::string& id, const std::string& experiment, int64_t token) {
+  return test::make_run(id, DecodeMode::greedy, {test::make_step(0, token, {{token, 0.5}})}, experiment);
 }
 
-Json evidence_of(const std::vector<Json>& runs) {
-  return Json{{"schema", "genrepro.evidence/1"},
-              {"created_utc", "2026-11-30T12:00:00Z"},
-              {"environment", {{"threads", {{"intra_op", 1}, {"runs_concurrently", 2}}}}},
-              {"experiments", {{{"name", "greedy"}, {"path", "g.json"}}, {{"name", "sampling"}, {"path", "s.json"}}}},
-              {"runs", runs}};
+Evidence evidence_of(const std::vector<RunRecord>& runs) {
+  Evidence e = test::make_evidence(runs);
+  e.environment.threads.runs_concurrently = 2;
+  return e;
 }
 
 class GoldenBless : public ::testing::Test {
@@ -91,9 +77,17 @@ TEST_F(GoldenBless, SplitsByExperimentAndStripsVolatileFields) {
 TEST_F(GoldenBless, WrittenGoldenAgreesAndUnchangedEvidenceWritesNothing) {
   const EvidenceFile e{"e.json", evidence_of({run_of("greedy/a", "greedy", 5), run_of("sampling/b", "sampling", 6)})};
   EXPECT_EQ(write_golden(plan_bless(e, golden())), 2u);
-  EXPECT_TRUE(diff_evidence(load_golden(golden()), e, {}).agree());
+  EXPECT_TRUE(diff_evidence(read_golden(golden()), e, {}).agree());
   // Keys keep the writer's order, so a golden reads like the evidence it came from.
-  EXPECT_EQ(read(dir_ / "golden" / "greedy.json").rfind("{\n  \"schema\": \"genrepro.evidence/1\",\n  \"environment\"", 0), 0u);
+  // The golden is the evidence's own text for its part, without the volatile fields.
+  Evidence part = e.evidence;
+  part.runs.resize(1);
+  part.experiments.resize(1);
+  part.created_utc = std::nullopt;
+  part.environment.threads.runs_concurrently = std::nullopt;
+  part.runs[0].result.seconds = std::nullopt;
+  EXPECT_EQ(read(dir_ / "golden" / "greedy.json"), evidence_text(part));
+  EXPECT_EQ(read(dir_ / "golden" / "greedy.json").rfind("{\n  \"schema\": \"genrepro.evidence/1\",\n  \"genrepro\"", 0), 0u);
 
   const std::vector<GoldenFilePlan> again = plan_bless(e, golden());
   EXPECT_FALSE(again[0].changes);
@@ -116,7 +110,7 @@ TEST_F(GoldenBless, FailedWriteLeavesTheTargetAlone) {
   // A non-empty directory where the golden file should go: rename must fail, nothing changes.
   fs::create_directories(dir_ / "golden" / "greedy.json" / "keep");
   try {
-    write_json_atomically((dir_ / "golden" / "greedy.json").string(), Json{{"schema", "x"}});
+    write_json_atomically((dir_ / "golden" / "greedy.json").string(), OrderedJson{{"schema", "x"}});
     FAIL() << "expected EvidenceError";
   } catch (const EvidenceError& e) {
     EXPECT_THAT(e.what(), HasSubstr("greedy.json"));
@@ -129,8 +123,8 @@ TEST_F(GoldenBless, FailedWriteLeavesTheTargetAlone) {
 }
 
 TEST_F(GoldenBless, RunWithoutExperimentIsRefused) {
-  Json doc = evidence_of({run_of("greedy/a", "greedy", 5)});
-  doc["runs"][0].erase("experiment");
+  Evidence doc = evidence_of({run_of("greedy/a", "greedy", 5)});
+  doc.runs[0].experiment = "";
   try {
     plan_bless(EvidenceFile{"e.json", doc}, golden());
     FAIL() << "expected EvidenceError";

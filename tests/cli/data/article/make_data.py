@@ -34,6 +34,23 @@ def first_kept(facts, p, fixture):
     return 1
 
 
+PROMPT_IDS = [1169, 7850, 3331, 373]
+EOS = 50256
+
+
+def step(k, token, text, kept, top=()):
+    """A step record with every field evidence has; only token_id, token_text, kept and top matter here."""
+    return {"step": k, "token_id": token, "token_text": text, "prob": 0.5, "prob_t1": 0.5, "kept": kept, "top": list(top),
+            "rest_mass": 0.5, "margin": 0.0, "logit_margin": 0.0, "entropy": 0.0}
+
+
+def run(index, run_id, prompt, run_params, text, stop, steps):
+    output_ids = [s["token_id"] for s in steps if s["token_id"] is not None]
+    return {"id": run_id, "experiment": "article", "index": index, "prompt_index": 0, "prompt": prompt, "params": run_params,
+            "prompt_ids": PROMPT_IDS, "output_ids": output_ids, "text": text, "continuation": text[len(prompt):],
+            "stop": stop, "steps": steps}
+
+
 def evidence(facts, fixture):
     runs = []
     for g in facts["generations"]:
@@ -42,23 +59,34 @@ def evidence(facts, fixture):
         if fixture:
             text = facts["prompt"] + " fixture weights write other words"
             stop = {"reason": "max_new_tokens", "step": g["params"]["max_new_tokens"]}
-        runs.append({"id": "article/" + g["name"], "experiment": "article", "prompt": facts["prompt"],
-                     "params": params(g["params"]), "text": text, "stop": stop,
-                     "steps": [{"step": 0, "token_id": 257, "token_text": " a",
-                                "kept": first_kept(facts, g["params"], fixture)}]})
+        # One step per new token (" a"; EOS last when the run stopped there), the first with its nucleus size.
+        tokens = [257] * stop["step"]
+        if stop["reason"] == "eos":
+            tokens[-1] = EOS
+        steps = [step(k, t, "<|endoftext|>" if t == EOS else " a", first_kept(facts, g["params"], fixture) if k == 0 else 1)
+                 for k, t in enumerate(tokens)]
+        runs.append(run(len(runs), "article/" + g["name"], facts["prompt"], params(g["params"]), text, stop, steps))
     for n in facts["nucleus_sizes"]:
         kept = n["kept"] if not fixture else n["kept"] // 7
-        runs.append({"id": f"article/nucleus-t{n['temperature']}", "experiment": "article", "prompt": facts["prompt"],
-                     "params": params({"mode": "sample", "temperature": n["temperature"], "top_p": n["top_p"],
-                                       "seed": 42, "max_new_tokens": 0}),
-                     "text": facts["prompt"], "stop": {"reason": "max_new_tokens", "step": 0},
-                     "steps": [{"step": 0, "token_id": None, "token_text": "", "kept": kept,
-                                "top": [{"id": 50256, "text": "<|endoftext|>", "prob": 0.01, "prob_scaled": 0.01}]}]})
-    return {"schema": "genrepro.evidence/1", "model": {"source": "fixture" if fixture else "hf-dir", "eos_token_id": 50256},
-            "runs": runs}
+        p = params({"mode": "sample", "temperature": n["temperature"], "top_p": n["top_p"], "seed": 42, "max_new_tokens": 0})
+        top = [{"id": EOS, "text": "<|endoftext|>", "prob": 0.01, "prob_scaled": 0.01}]
+        runs.append(run(len(runs), f"article/nucleus-t{n['temperature']}", facts["prompt"], p, facts["prompt"],
+                        {"reason": "max_new_tokens", "step": 0}, [step(0, None, "", kept, top)]))
+    model = {"source": "fixture" if fixture else "hf-dir", "path": "/models/gpt2", "config": {}, "eos_token_id": EOS,
+             "n_positions": 1024, "files": {}}
+    environment = {"libtorch_version": "1.13.1", "torch_config": "", "torch_parallel_info": "",
+                   "blas": {"library": None, "resolved": None, "vendor": "none", "config": None, "core": None, "threads": None,
+                            "loaded": []},
+                   "cpu_capability": "AVX2", "threads": {"intra_op": 1, "inter_op": 1, "omp_max": 1, "runs_concurrently": 1},
+                   "cpu": {"model": "", "flags": "", "logical_cores": 1, "usable_cores": 1}, "compiler": "", "os": "",
+                   "kernel": "", "dtype": "float32", "device": "cpu", "float_control": None, "numerics_env": {}}
+    return {"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
+            "created_utc": "2026-11-30T12:00:00Z", "environment": environment, "model": model,
+            "experiments": [{"name": "article", "path": "experiments/article.json", "sha256": "00", "spec": {}}], "runs": runs}
 
 
 facts = json.load(open(FACTS, encoding="utf-8"))
 for name, fixture in [("reproduces.json", False), ("fixture_like.json", True)]:
     with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
-        f.write(json.dumps(evidence(facts, fixture), indent=1, ensure_ascii=False) + "\n")
+        # One line: the 50-step runs would be thousands of lines indented; the generator is the readable form.
+        f.write(json.dumps(evidence(facts, fixture), ensure_ascii=False) + "\n")

@@ -1,0 +1,24 @@
+#pragma once
+// How a diff is shown (docs/diff.md, "Text output" and "--json"): the readable report and the
+// genrepro.diff/1 document. Comparing and classifying are evidence_diff.hpp's.
+#include <string>
+
+#include "evidence/evidence_diff.hpp"
+#include "util/json_text.hpp"
+
+namespace genrepro {
+
+// One block per differing run, missing/extra runs, environment and provenance differences,
+// then the summary line ("diff: 12 runs compared, 11 agree, 1 differ (1 regression), ...").
+std::string format_diff_text(const EvidenceDiff& diff);
+std::string diff_summary_line(const EvidenceDiff& diff);
+
+// The --json document ("schema": "genrepro.diff/1"), shape in docs/diff.md.
+OrderedJson diff_to_json(const EvidenceDiff& diff);
+
+// How numbers and values appear in reasons and text: a difference or tolerance with two
+// significant digits ("4e-05"), a value as compact JSON ("(absent)" for a missing one).
+std::string show_delta(double d);
+std::string show_json(const OrderedJson& j);
+
+}  // namespace genrepro
