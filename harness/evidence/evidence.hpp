@@ -108,6 +108,11 @@ void write_evidence(const std::string& path, const Evidence& e);
 
 // ---- reading ----
 
+// The fix every reading message ends with: for a file that is not evidence, and for evidence
+// with a bad field.
+inline constexpr const char* kGiveEvidenceHint = "give an evidence file written by 'genrepro run'";
+inline constexpr const char* kRegenerateEvidenceHint = "regenerate it with 'genrepro run' (format: docs/evidence-format.md)";
+
 // Reads, checks (size, UTF-8, depth, JSON syntax, schema string, structure, meaning) and
 // converts. Throws EvidenceError naming the file, the JSON path, the value found and what is
 // allowed: "new.json: runs[0].steps[1].prob: expected a number (or ...), found string \"0.5\"; ...".

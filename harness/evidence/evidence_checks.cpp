@@ -13,10 +13,8 @@ namespace genrepro {
 
 namespace {
 
-constexpr const char* kRegenerate = "regenerate it with 'genrepro run' (format: docs/evidence-format.md)";
-
 [[noreturn]] void violated(const std::string& file, const std::string& path, const std::string& what) {
-  throw EvidenceError(file + ": " + path + ": " + what + "; " + kRegenerate);
+  throw EvidenceError(file + ": " + path + ": " + what + "; " + kRegenerateEvidenceHint);
 }
 
 std::string show(const std::optional<int64_t>& id) { return id ? std::to_string(*id) : "null"; }
@@ -28,7 +26,8 @@ void ids_are_unique(const Evidence& e, const std::string& file) {
     const auto [it, fresh] = seen.emplace(e.runs[i].id, i);
     if (!fresh)
       throw EvidenceError(file + ": run id \"" + e.runs[i].id + "\" appears twice (runs[" + std::to_string(it->second) +
-                          "] and runs[" + std::to_string(i) + "]); ids must be unique — regenerate or merge the evidence with genrepro");
+                          "] and runs[" + std::to_string(i) +
+                          "]); ids must be unique — regenerate or merge the evidence with genrepro");
   }
 }
 
@@ -43,7 +42,8 @@ void steps_are_numbered_in_order(const RunRecord& r, const std::string& file, co
   for (std::size_t k = 0; k < steps.size(); ++k)
     if (steps[k].step != static_cast<int64_t>(k))
       violated(file, at + ".steps[" + std::to_string(k) + "].step",
-               "found " + std::to_string(steps[k].step) + "; allowed: " + std::to_string(k) + " (steps are numbered 0, 1, 2, ... in order)");
+               "found " + std::to_string(steps[k].step) + "; allowed: " + std::to_string(k) +
+                   " (steps are numbered 0, 1, 2, ... in order)");
 }
 
 // One step per output id, holding that id; or, when max_new_tokens is 0, the first prediction

@@ -16,8 +16,6 @@ namespace {
 
 // Strings are shown up to this many bytes in messages.
 constexpr std::size_t kShownStringChars = 40;
-constexpr const char* kRegenerate = "regenerate it with 'genrepro run' (format: docs/evidence-format.md)";
-constexpr const char* kGiveEvidence = "give an evidence file written by 'genrepro run'";
 constexpr const char* kReal = "a number (or \"NaN\", \"Infinity\", \"-Infinity\")";
 
 // A value as messages show it: its kind, and for scalars the value itself.
@@ -48,8 +46,8 @@ class Fields {
   const std::string& file() const { return file_; }
 
   [[noreturn]] void wrong(const std::string& path, const std::string& expected, const OrderedJson* found) const {
-    throw EvidenceError(file_ + ": " + path + ": expected " + expected + ", found " +
-                        (found ? describe(*found) : std::string("nothing (the key is missing)")) + "; " + kRegenerate);
+    const std::string shown = found ? describe(*found) : std::string("nothing (the key is missing)");
+    throw EvidenceError(file_ + ": " + path + ": expected " + expected + ", found " + shown + "; " + kRegenerateEvidenceHint);
   }
 
   const OrderedJson& get(const OrderedJson& obj, const std::string& path, const char* key, const char* expected) const {
@@ -184,7 +182,7 @@ RunParams params_from_evidence(const Fields& f, const OrderedJson& run, const st
   try {
     return params_from_json(nlohmann::json(params), path + ".params");
   } catch (const SpecError& e) {
-    throw EvidenceError(f.file() + ": " + e.what() + "; " + kRegenerate);
+    throw EvidenceError(f.file() + ": " + e.what() + "; " + kRegenerateEvidenceHint);
   }
 }
 
@@ -287,7 +285,7 @@ ExperimentRecord experiment_from_json(const Fields& f, const OrderedJson& j, con
 // A file without the schema string is not evidence; another version is not this build's.
 void check_schema(const OrderedJson& j, const std::string& file) {
   if (!j.is_object() || !j.contains("schema"))
-    throw EvidenceError(file + ": schema: missing; not genrepro evidence (no top-level \"schema\" key); " + kGiveEvidence);
+    throw EvidenceError(file + ": schema: missing; not genrepro evidence (no top-level \"schema\" key); " + kGiveEvidenceHint);
   const OrderedJson& schema = j["schema"];
   if (!schema.is_string() || schema.get<std::string>() != kEvidenceSchema)
     throw EvidenceError(file + ": schema " + describe(schema) + ", this build reads \"" + kEvidenceSchema +

@@ -15,11 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kGiveEvidence = "give an evidence file written by 'genrepro run'";
-
 std::string evidence_text_of(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw EvidenceError(path + ": no such file; " + kGiveEvidence);
+  if (!fs::exists(path, ec)) throw EvidenceError(path + ": no such file; " + kGiveEvidenceHint);
   if (fs::is_directory(path, ec))
     throw EvidenceError(path + ": is a directory, expected an evidence file; give a file (only GOLDEN may be a directory)");
   std::string text, problem;
@@ -49,7 +47,7 @@ std::vector<std::string> golden_file_names(const std::string& dir) {
 Evidence read_evidence(const std::string& path) {
   const std::string text = evidence_text_of(path);
   const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
-  if (!parsed.ok()) throw EvidenceError(path + ": " + parsed.problem + "; " + kGiveEvidence);
+  if (!parsed.ok()) throw EvidenceError(path + ": " + parsed.problem + "; " + kGiveEvidenceHint);
   return evidence_from_json(parsed.value, path);
 }
 
