@@ -10,7 +10,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const genrepro::fuzz::MemoryFile file(data, size);
   try {
-    const genrepro::EvidenceFile evidence = genrepro::load_evidence_json(file.path());
+    const genrepro::EvidenceFile evidence = genrepro::read_evidence_file(file.path());
     const genrepro::EvidenceDiff d = genrepro::diff_evidence({evidence}, evidence, genrepro::EvidenceDiffOptions{});
     if (!d.agree()) __builtin_trap();  // a valid file always agrees with itself
     (void)genrepro::format_diff_text(d);
