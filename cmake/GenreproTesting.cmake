@@ -64,11 +64,18 @@ function(genrepro_gtest)
 endfunction()
 
 # genrepro_cli_test(NAME <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>] [ONE_LINE_STDERR]
-#                   [LABELS ...] [NEEDS_MODEL] COMMAND <args...>)
-# Runs `genrepro <args...>` and checks the exit code exactly (CTest alone cannot tell 1 from 2),
-# the stdout/stderr regexes, and, with ONE_LINE_STDERR, that the error is a single line.
+#                   [LABELS ...] [NEEDS_MODEL] [FIXTURES ...] [WORKING_DIRECTORY <dir>]
+#                   [BINARY <path>] [ABSENT <path>] COMMAND <args...>)
+# Runs `genrepro <args...>` as a process and checks the exit code exactly (CTest alone cannot tell
+# 1 from 2), the stdout/stderr regexes, and, with ONE_LINE_STDERR, that the error is a single line.
+# BINARY runs another copy of genrepro instead of the build's; ABSENT names a path that is removed
+# before the command and must not exist after it. Only what a process shows belongs here; message
+# checks run in-process (tests/cli_inprocess).
 function(genrepro_cli_test)
-  cmake_parse_arguments(T "ONE_LINE_STDERR;NEEDS_MODEL" "NAME;EXIT;STDOUT;STDERR;WORKING_DIRECTORY" "LABELS;COMMAND;FIXTURES" ${ARGN})
+  cmake_parse_arguments(T "ONE_LINE_STDERR;NEEDS_MODEL" "NAME;EXIT;STDOUT;STDERR;WORKING_DIRECTORY;BINARY;ABSENT" "LABELS;COMMAND;FIXTURES" ${ARGN})
+  if(NOT T_BINARY)
+    set(T_BINARY $<TARGET_FILE:genrepro>)
+  endif()
   set(check_args --exit "${T_EXIT}")
   if(DEFINED T_STDOUT)
     list(APPEND check_args --stdout "${T_STDOUT}")
@@ -79,12 +86,15 @@ function(genrepro_cli_test)
   if(T_ONE_LINE_STDERR)
     list(APPEND check_args --one-line-stderr)
   endif()
+  if(T_ABSENT)
+    list(APPEND check_args --absent "${T_ABSENT}")
+  endif()
   if(NOT T_WORKING_DIRECTORY)
     set(T_WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   endif()
   add_test(NAME ${T_NAME}
     COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/check_command.py ${check_args}
-            -- $<TARGET_FILE:genrepro> ${T_COMMAND}
+            -- ${T_BINARY} ${T_COMMAND}
     WORKING_DIRECTORY ${T_WORKING_DIRECTORY})
   set(labels cli ${T_LABELS})
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${labels}" TIMEOUT 300
