@@ -1,12 +1,35 @@
-# genrepro run and env end to end (issue #5). The article's experiments on the tiny fixture:
-# schema, sha256, BLAS, and identical evidence again / with 2 threads / as merged shards
-# (run_article.py). Messages and bad input: tests/cli_inprocess/run_test.cpp.
+# genrepro run, merge and env end to end (issue #5). The article's experiments on the tiny fixture:
+# schema, sha256, BLAS, and identical evidence again with 2 threads and as merged shards
+# (run_article.py). The first of those runs is the regression gate's (tests/golden/regression.cmake,
+# golden.fixture.run: the same experiments, model and flags), so the 22 runs are not made twice;
+# the others are ctest entries of their own, so that ctest can spread them over the cores.
+# Messages and bad input: tests/cli_inprocess/run_test.cpp.
+file(GLOB _article_experiments CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/experiments/article/*.json)
+set(_article_out ${CMAKE_BINARY_DIR}/run-article)
+set(_article_run run ${_article_experiments} --model ${GENREPRO_TINY_MODEL})
+genrepro_cli_test(NAME run.article.threads2 EXIT 0 NEEDS_MODEL
+  STDOUT "wrote .*/threads2\\.json \\([0-9]+ runs\\)"
+  COMMAND ${_article_run} --threads 2 --out ${_article_out}/threads2.json)
+# Its two runs at a time use both cores.
+set_tests_properties(run.article.threads2 PROPERTIES FIXTURES_SETUP article_threads2 PROCESSORS 2)
+foreach(_i 1 2)
+  genrepro_cli_test(NAME run.article.shard${_i} EXIT 0 NEEDS_MODEL
+    STDOUT "wrote .*/shard${_i}\\.json \\([0-9]+ runs\\)"
+    COMMAND ${_article_run} --shard ${_i}/2 --out ${_article_out}/shard${_i}.json)
+  set_tests_properties(run.article.shard${_i} PROPERTIES FIXTURES_SETUP article_shards)
+endforeach()
+genrepro_cli_test(NAME run.article.merge_shards EXIT 0 FIXTURES article_shards
+  COMMAND merge ${_article_out}/shard2.json ${_article_out}/shard1.json --out ${_article_out}/merged.json)
+set_tests_properties(run.article.merge_shards PROPERTIES FIXTURES_SETUP article_merged)
+
 add_test(NAME run.article_on_fixture
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/run_article.py
-          --binary $<TARGET_FILE:genrepro> --engine-library $<TARGET_FILE:genrepro_engine_verbs>
-          --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR})
-set_tests_properties(run.article_on_fixture PROPERTIES LABELS cli FIXTURES_REQUIRED tiny_model TIMEOUT 300
-  ENVIRONMENT "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache")
+          --engine-library $<TARGET_FILE:genrepro_engine_verbs>
+          --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
+          --first-evidence ${CMAKE_BINARY_DIR}/golden/fixture-evidence.json
+          --threads2-evidence ${_article_out}/threads2.json --merged-evidence ${_article_out}/merged.json)
+set_tests_properties(run.article_on_fixture PROPERTIES LABELS cli TIMEOUT 120
+  FIXTURES_REQUIRED "tiny_model;golden_fixture_evidence;article_threads2;article_merged")
 
 # The BLAS named in the environment block is the one the process really loaded.
 add_test(NAME env.blas_from_process
