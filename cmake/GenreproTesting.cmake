@@ -1,6 +1,7 @@
 # Test helpers. Labels: unit (seconds, no model), engine (needs the tiny fixture model),
-# cli (drives the genrepro binary), reference (compares against /usr/bin/python3 + torch or node),
-# golden (the regression gate against golden/), slow (kept out of quick runs).
+# cli (the command line: in-process cases, tests/cli_inprocess, and a few genrepro processes),
+# reference (compares against /usr/bin/python3 + torch or node), golden (the regression gate
+# against golden/), slow (kept out of quick runs).
 include(GoogleTest)
 find_package(GTest REQUIRED)
 
