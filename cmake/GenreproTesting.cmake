@@ -1,19 +1,26 @@
 # Test helpers. Labels: unit (seconds, no model), engine (needs the tiny fixture model),
-# cli (drives the genrepro binary), reference (compares against /usr/bin/python3 + torch or node),
-# golden (the regression gate against golden/), slow (kept out of quick runs).
+# cli (the command line: in-process cases, tests/cli_inprocess, and a few genrepro processes),
+# reference (compares against /usr/bin/python3 + torch or node), golden (the regression gate
+# against golden/), slow (kept out of quick runs).
 include(GoogleTest)
 find_package(GTest REQUIRED)
 
 set(GENREPRO_TINY_MODEL "${CMAKE_BINARY_DIR}/fixtures/tiny")
+# One broken copy of the tiny model per failure case (tests/cli/scripts/make_broken_models.py,
+# ctest fixture broken_models).
+set(GENREPRO_BROKEN_MODELS "${CMAKE_BINARY_DIR}/broken-models")
 
 # Test binaries that load libtorch run as this many ctest entries (gtest's own sharding), not one
 # process per test: starting libtorch costs about a second, a test mostly milliseconds.
 set(GENREPRO_TORCH_TEST_SHARDS 4)
 
-# genrepro_gtest(NAME <target> SOURCES <files...> LIBS <libs...> LABELS <labels...> [NEEDS_MODEL] [BATCHED])
-# BATCHED: register GENREPRO_TORCH_TEST_SHARDS entries <target>.shard<i>of<n> instead of one per test.
+# genrepro_gtest(NAME <target> SOURCES <files...> LIBS <libs...> LABELS <labels...> [NEEDS_MODEL] [BATCHED]
+#                [SHARDS <n>] [FILTER <gtest filter>] [FIXTURES <ctest fixtures...>])
+# BATCHED: register <n> entries <target>.shard<i>of<n> (n: SHARDS, else GENREPRO_TORCH_TEST_SHARDS)
+# instead of one per test; FILTER limits what the shards run (--gtest_filter).
+# FIXTURES: ctest fixtures the tests need besides the tiny model (NEEDS_MODEL).
 function(genrepro_gtest)
-  cmake_parse_arguments(T "NEEDS_MODEL;BATCHED" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "NEEDS_MODEL;BATCHED" "NAME;SHARDS;FILTER" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
@@ -21,32 +28,55 @@ function(genrepro_gtest)
     GENREPRO_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     GENREPRO_TEST_TOKENIZER_DIR="${GENREPRO_TOKENIZER_DIR}"
     GENREPRO_TEST_MODEL_DIR="${GENREPRO_TINY_MODEL}"
+    GENREPRO_TEST_BROKEN_MODELS_DIR="${GENREPRO_BROKEN_MODELS}"
     GENREPRO_TEST_PYTHON="${GENREPRO_PYTHON}"
     GENREPRO_TEST_BINARY="$<TARGET_FILE:genrepro>")
-  set(props LABELS "${T_LABELS}")
+  set(fixtures ${T_FIXTURES})
   if(T_NEEDS_MODEL)
-    list(APPEND props FIXTURES_REQUIRED tiny_model)
+    list(APPEND fixtures tiny_model)
   endif()
   if(NOT T_BATCHED)
+    set(props LABELS "${T_LABELS}")
+    if(fixtures)
+      list(LENGTH fixtures n)
+      if(n GREATER 1)
+        message(FATAL_ERROR "genrepro_gtest(${T_NAME}): one fixture at most without BATCHED")
+      endif()
+      list(APPEND props FIXTURES_REQUIRED ${fixtures})
+    endif()
     gtest_discover_tests(${T_NAME} PROPERTIES ${props} DISCOVERY_TIMEOUT 60)
     return()
   endif()
-  math(EXPR last "${GENREPRO_TORCH_TEST_SHARDS} - 1")
+  if(NOT T_SHARDS)
+    set(T_SHARDS ${GENREPRO_TORCH_TEST_SHARDS})
+  endif()
+  set(filter)
+  if(T_FILTER)
+    set(filter "--gtest_filter=${T_FILTER}")
+  endif()
+  math(EXPR last "${T_SHARDS} - 1")
   foreach(i RANGE ${last})
     math(EXPR shown "${i} + 1")
-    set(test ${T_NAME}.shard${shown}of${GENREPRO_TORCH_TEST_SHARDS})
-    add_test(NAME ${test} COMMAND ${T_NAME} --gtest_brief=1)
-    set_tests_properties(${test} PROPERTIES ${props} TIMEOUT 300
-      ENVIRONMENT "GTEST_TOTAL_SHARDS=${GENREPRO_TORCH_TEST_SHARDS};GTEST_SHARD_INDEX=${i}")
+    set(test ${T_NAME}.shard${shown}of${T_SHARDS})
+    add_test(NAME ${test} COMMAND ${T_NAME} --gtest_brief=1 ${filter})
+    set_tests_properties(${test} PROPERTIES LABELS "${T_LABELS}" FIXTURES_REQUIRED "${fixtures}" TIMEOUT 300
+      ENVIRONMENT "GTEST_TOTAL_SHARDS=${T_SHARDS};GTEST_SHARD_INDEX=${i}")
   endforeach()
 endfunction()
 
 # genrepro_cli_test(NAME <name> EXIT <code> [STDOUT <regex>] [STDERR <regex>] [ONE_LINE_STDERR]
-#                   [LABELS ...] [NEEDS_MODEL] COMMAND <args...>)
-# Runs `genrepro <args...>` and checks the exit code exactly (CTest alone cannot tell 1 from 2),
-# the stdout/stderr regexes, and, with ONE_LINE_STDERR, that the error is a single line.
+#                   [LABELS ...] [NEEDS_MODEL] [FIXTURES ...] [WORKING_DIRECTORY <dir>]
+#                   [BINARY <path>] [ABSENT <path>] COMMAND <args...>)
+# Runs `genrepro <args...>` as a process and checks the exit code exactly (CTest alone cannot tell
+# 1 from 2), the stdout/stderr regexes, and, with ONE_LINE_STDERR, that the error is a single line.
+# BINARY runs another copy of genrepro instead of the build's; ABSENT names a path that is removed
+# before the command and must not exist after it. Only what a process shows belongs here; message
+# checks run in-process (tests/cli_inprocess).
 function(genrepro_cli_test)
-  cmake_parse_arguments(T "ONE_LINE_STDERR;NEEDS_MODEL" "NAME;EXIT;STDOUT;STDERR;WORKING_DIRECTORY" "LABELS;COMMAND;FIXTURES" ${ARGN})
+  cmake_parse_arguments(T "ONE_LINE_STDERR;NEEDS_MODEL" "NAME;EXIT;STDOUT;STDERR;WORKING_DIRECTORY;BINARY;ABSENT" "LABELS;COMMAND;FIXTURES" ${ARGN})
+  if(NOT T_BINARY)
+    set(T_BINARY $<TARGET_FILE:genrepro>)
+  endif()
   set(check_args --exit "${T_EXIT}")
   if(DEFINED T_STDOUT)
     list(APPEND check_args --stdout "${T_STDOUT}")
@@ -57,12 +87,15 @@ function(genrepro_cli_test)
   if(T_ONE_LINE_STDERR)
     list(APPEND check_args --one-line-stderr)
   endif()
+  if(T_ABSENT)
+    list(APPEND check_args --absent "${T_ABSENT}")
+  endif()
   if(NOT T_WORKING_DIRECTORY)
     set(T_WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
   endif()
   add_test(NAME ${T_NAME}
     COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/check_command.py ${check_args}
-            -- $<TARGET_FILE:genrepro> ${T_COMMAND}
+            -- ${T_BINARY} ${T_COMMAND}
     WORKING_DIRECTORY ${T_WORKING_DIRECTORY})
   set(labels cli ${T_LABELS})
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${labels}" TIMEOUT 300

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""genrepro run experiments/article/*.json on the tiny fixture:
-- the evidence validates against docs/schema/evidence.schema.json (python3-jsonschema);
+"""genrepro run experiments/article/*.json on the tiny fixture, checked on the evidence of three
+runs that ctest makes beforehand (tests/cli/run.cmake), so that it can spread them over the cores:
+--first-evidence (the regression gate's golden.fixture.run: the same experiments, model and default
+flags, so the article's 22 runs are not made twice), --threads2-evidence (the same with --threads 2)
+and --merged-evidence (the two halves --shard 1/2 and 2/2, merged).
+- the first evidence validates against docs/schema/evidence.schema.json (python3-jsonschema);
 - model.files' sha256 are those of the files on disk (hashlib, independent of genrepro's sha256);
 - environment.blas names the BLAS the dynamic loader really gives the binary (ldd);
-- the same experiments run again (with --threads 2) and as two shards merged give evidence
-  identical apart from the volatile fields (created_utc, runs[*].timing,
-  environment.threads.runs_concurrently), stripped here independently of genrepro;
-- the article's first-prediction runs record one step each with token_id null.
-Prints runs/s of the first run."""
+- the --threads 2 run and the merged shards give evidence identical to the first apart from the
+  volatile fields (created_utc, runs[*].timing, environment.threads.runs_concurrently), stripped
+  here independently of genrepro; --threads 2 is recorded;
+- the article's first-prediction runs record one step each with token_id null."""
 import argparse
 import glob
 import hashlib
@@ -16,17 +19,8 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
-import time
 
 import jsonschema
-
-
-def run(cmd):
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=280)
-    if p.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}\n{p.stderr.decode()[-3000:]}")
-    return p
 
 
 def strip(e):
@@ -72,88 +66,88 @@ def loader_blas(binary):
     return os.path.realpath(m.group(1)) if m else None
 
 
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--binary", required=True)
     # genrepro links no BLAS itself: the engine library it opens does (ldd that one).
     ap.add_argument("--engine-library", required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--source-dir", required=True)
+    ap.add_argument("--first-evidence", required=True,
+                    help="evidence of `genrepro run experiments/article/*.json --model MODEL` (default flags)")
+    ap.add_argument("--threads2-evidence", required=True, help="the same with --threads 2")
+    ap.add_argument("--merged-evidence", required=True, help="the same as --shard 1/2 and 2/2, merged")
     a = ap.parse_args()
     experiments = sorted(glob.glob(os.path.join(a.source_dir, "experiments/article/*.json")))
     assert experiments, "no article experiments found"
     failures = []
 
-    with tempfile.TemporaryDirectory() as tmp:
-        def genrepro_run(name, *extra):
-            out = os.path.join(tmp, name)
-            run([a.binary, "run", *experiments, "--model", a.model, "--out", out, *extra])
-            with open(out) as f:
-                return json.load(f)
+    first = load(a.first_evidence)
+    n = len(first["runs"])
+    # The comparisons below mean something only if the first evidence ran what this script runs.
+    real = os.path.realpath
+    if ([real(x["path"]) for x in first["experiments"]] != [real(x) for x in experiments]
+            or real(first["model"]["path"]) != real(a.model)):
+        failures.append(f"{a.first_evidence} is not of {experiments} on {a.model}")
+    if first["environment"]["threads"]["runs_concurrently"] != 1:
+        failures.append(f"{a.first_evidence} was not made with the default --threads 1")
 
-        start = time.monotonic()
-        first = genrepro_run("first.json")
-        seconds = time.monotonic() - start
-        n = len(first["runs"])
-        print(f"{n} runs in {seconds:.2f} s wall (process start, model load, hashing included): {n / seconds:.1f} runs/s")
+    # Schema.
+    schema_dir = os.path.join(a.source_dir, "docs/schema")
+    with open(os.path.join(schema_dir, "evidence.schema.json")) as f:
+        evidence_schema = json.load(f)
+    with open(os.path.join(schema_dir, "experiment.schema.json")) as f:
+        experiment_schema = json.load(f)
+    resolver = jsonschema.RefResolver.from_schema(evidence_schema, store={experiment_schema["$id"]: experiment_schema})
+    validator = jsonschema.Draft202012Validator(evidence_schema, resolver=resolver)
+    errors = sorted(validator.iter_errors(first), key=lambda e: list(e.path))
+    for e in errors[:5]:
+        failures.append(f"schema: {'/'.join(map(str, e.path))}: {e.message[:200]}")
 
-        # Schema.
-        schema_dir = os.path.join(a.source_dir, "docs/schema")
-        with open(os.path.join(schema_dir, "evidence.schema.json")) as f:
-            evidence_schema = json.load(f)
-        with open(os.path.join(schema_dir, "experiment.schema.json")) as f:
-            experiment_schema = json.load(f)
-        resolver = jsonschema.RefResolver.from_schema(evidence_schema, store={experiment_schema["$id"]: experiment_schema})
-        validator = jsonschema.Draft202012Validator(evidence_schema, resolver=resolver)
-        errors = sorted(validator.iter_errors(first), key=lambda e: list(e.path))
-        for e in errors[:5]:
-            failures.append(f"schema: {'/'.join(map(str, e.path))}: {e.message[:200]}")
+    # Model files hashed by hashlib.
+    weights = os.path.join(a.model, "model.safetensors")
+    if first["model"]["files"]["model.safetensors"]["sha256"] != sha256_of(weights):
+        failures.append("model.files[model.safetensors].sha256 is not the sha256 of the weights on disk")
+    for name, rec in first["model"]["files"].items():
+        path = os.path.join(first["model"]["path"], name)
+        if rec["sha256"] != sha256_of(path) or rec["bytes"] != os.path.getsize(path):
+            failures.append(f"model.files[{name}] does not describe {path}")
+    if first["model"]["source"] != "fixture":
+        failures.append(f"model.source is {first['model']['source']}, expected fixture")
 
-        # Model files hashed by hashlib.
-        weights = os.path.join(a.model, "model.safetensors")
-        if first["model"]["files"]["model.safetensors"]["sha256"] != sha256_of(weights):
-            failures.append("model.files[model.safetensors].sha256 is not the sha256 of the weights on disk")
-        for name, rec in first["model"]["files"].items():
-            path = os.path.join(first["model"]["path"], name)
-            if rec["sha256"] != sha256_of(path) or rec["bytes"] != os.path.getsize(path):
-                failures.append(f"model.files[{name}] does not describe {path}")
-        if first["model"]["source"] != "fixture":
-            failures.append(f"model.source is {first['model']['source']}, expected fixture")
+    # BLAS: what the loader resolves libblas.so.3 to for this binary.
+    blas = first["environment"]["blas"]
+    expected_blas = loader_blas(a.engine_library)
+    if expected_blas is None or blas["resolved"] != expected_blas:
+        failures.append(f"blas.resolved is {blas['resolved']}, the loader maps {expected_blas}")
+    if expected_blas not in blas["loaded"]:
+        failures.append(f"blas.loaded {blas['loaded']} lacks {expected_blas}")
 
-        # BLAS: what the loader resolves libblas.so.3 to for this binary.
-        blas = first["environment"]["blas"]
-        expected_blas = loader_blas(a.engine_library)
-        if expected_blas is None or blas["resolved"] != expected_blas:
-            failures.append(f"blas.resolved is {blas['resolved']}, the loader maps {expected_blas}")
-        if expected_blas not in blas["loaded"]:
-            failures.append(f"blas.loaded {blas['loaded']} lacks {expected_blas}")
+    # Article shapes: every experiment recorded, first-prediction runs have one null step.
+    names = {x["name"] for x in first["experiments"]}
+    if len(names) != len(experiments):
+        failures.append(f"experiments recorded: {sorted(names)}")
+    for r in first["runs"]:
+        if r["params"]["max_new_tokens"] == 0 and (len(r["steps"]) != 1 or r["steps"][0]["token_id"] is not None):
+            failures.append(f"{r['id']}: a first-prediction run must record one step with token_id null")
+    if [r["index"] for r in first["runs"]] != list(range(n)):
+        failures.append("runs are not in index order")
 
-        # Article shapes: every experiment recorded, first-prediction runs have one null step.
-        names = {x["name"] for x in first["experiments"]}
-        if len(names) != len(experiments):
-            failures.append(f"experiments recorded: {sorted(names)}")
-        for r in first["runs"]:
-            if r["params"]["max_new_tokens"] == 0 and (len(r["steps"]) != 1 or r["steps"][0]["token_id"] is not None):
-                failures.append(f"{r['id']}: a first-prediction run must record one step with token_id null")
-        if [r["index"] for r in first["runs"]] != list(range(n)):
-            failures.append("runs are not in index order")
-
-        # Determinism: a second run (with --threads 2, so it also checks that the evidence does not
-        # depend on N) and two shards merged. Three full runs in all keep the test to seconds.
-        reference = strip(first)
-        variants = {"second run, --threads 2": genrepro_run("threads2.json", "--threads", "2")}
-        genrepro_run("shard1.json", "--shard", "1/2")
-        genrepro_run("shard2.json", "--shard", "2/2")
-        merged_path = os.path.join(tmp, "merged.json")
-        run([a.binary, "merge", os.path.join(tmp, "shard2.json"), os.path.join(tmp, "shard1.json"), "--out", merged_path])
-        with open(merged_path) as f:
-            variants["merged shards"] = json.load(f)
-        if variants["second run, --threads 2"]["environment"]["threads"]["runs_concurrently"] != 2:
-            failures.append("--threads 2 is not recorded in threads.runs_concurrently")
-        for name, e in variants.items():
-            d = first_difference(reference, strip(e))
-            if d:
-                failures.append(f"{name} differs from the first run at {d}")
+    # Determinism: a second run (with --threads 2, so it also checks that the evidence does not
+    # depend on N) and two shards merged.
+    reference = strip(first)
+    variants = {"second run, --threads 2": load(a.threads2_evidence), "merged shards": load(a.merged_evidence)}
+    if variants["second run, --threads 2"]["environment"]["threads"]["runs_concurrently"] != 2:
+        failures.append("--threads 2 is not recorded in threads.runs_concurrently")
+    for name, e in variants.items():
+        d = first_difference(reference, strip(e))
+        if d:
+            failures.append(f"{name} differs from the first run at {d}")
+    print(f"{n} runs: first, --threads 2 and merged shards compared")
 
     for f in failures:
         print("FAIL:", f)

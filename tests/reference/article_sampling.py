@@ -16,15 +16,16 @@ Usage:
                       --seed 43 --max-new-tokens 50
       the article's sampled loop with top-p and the EOS check, on the model in DIR (forward pass:
       tests/reference/gpt2_reference.py); prints the new ids as a JSON array.
-  article_sampling.py --check-generate BINARY --model DIR
-      runs both the Python loop above and `BINARY generate --ids --no-cache` (--rng torch and
-      --rng portable) for T = 1, p = 0.9 and seeds 41, 42, 43 (the article's three runs) and fails
-      unless every token is the same.
+  article_sampling.py --model DIR --write-loop-ids FILE
+      the Python loop above for T = 1, p = 0.9 and seeds 41, 42, 43 (the article's three runs),
+      written as JSON {"prompt", "temperature", "top_p", "max_new_tokens", "runs": [{"seed",
+      "ids"}]}. tests/cli_inprocess/article_sampled_loop_test.cpp runs `genrepro generate --ids
+      --no-cache` (--rng torch and --rng portable) with the same settings and fails unless every
+      token is the same (ctest: reference.article_sampled_loop).
 """
 import argparse
 import json
 import os
-import subprocess
 import sys
 
 import torch
@@ -123,35 +124,21 @@ PROMPT_IDS = [1169, 7850, 3331, 373]  # "the river bank was" in GPT-2's tokenize
 PROMPT = "the river bank was"
 
 
-def check_generate(binary, model_dir, max_new_tokens):
+ARTICLE_SEEDS = (41, 42, 43)
+
+
+def write_loop_ids(model_dir, max_new_tokens, path):
     w = gpt2_reference.Gpt2Weights(model_dir)
     eos = w.config["eos_token_id"]
-    compared = 0
-    failures = []
-    for seed in (41, 42, 43):
-        python_ids = article_loop(w, PROMPT_IDS, 1.0, 0.9, seed, max_new_tokens, eos)
-        for rng in ("torch", "portable"):
-            cmd = [binary, "generate", "--model", model_dir, "--prompt", PROMPT, "--ids", "--no-cache",
-                   "--temperature", "1", "--top-p", "0.9", "--seed", str(seed), "--rng", rng,
-                   "--max-new-tokens", str(max_new_tokens)]
-            out = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-            if out.returncode != 0:
-                failures.append(f"seed {seed} rng {rng}: genrepro exited {out.returncode}: {out.stderr.strip()}")
-                continue
-            cpp_ids = json.loads(out.stdout)
-            if cpp_ids != python_ids:
-                first = next((i for i, (a, b) in enumerate(zip(cpp_ids, python_ids)) if a != b),
-                             min(len(cpp_ids), len(python_ids)))
-                failures.append(f"seed {seed} rng {rng}: first difference at new token {first}: "
-                                f"genrepro {cpp_ids[first:first + 3]} vs article {python_ids[first:first + 3]} "
-                                f"(lengths {len(cpp_ids)} vs {len(python_ids)})")
-            else:
-                compared += len(python_ids)
-                print(f"seed {seed} rng {rng}: {len(python_ids)} tokens identical: {python_ids}")
-    if failures:
-        print("\n".join(failures), file=sys.stderr)
-        return 1
-    print(f"all {compared} sampled tokens (3 seeds x 2 rngs) identical to the article's PyTorch loop")
+    runs = [{"seed": seed, "ids": article_loop(w, PROMPT_IDS, 1.0, 0.9, seed, max_new_tokens, eos)}
+            for seed in ARTICLE_SEEDS]
+    doc = {"prompt": PROMPT, "prompt_ids": PROMPT_IDS, "temperature": 1.0, "top_p": 0.9,
+           "max_new_tokens": max_new_tokens, "runs": runs}
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    for r in runs:
+        print(f"seed {r['seed']}: {len(r['ids'])} tokens: {r['ids']}")
     return 0
 
 
@@ -164,16 +151,16 @@ def main(argv):
     ap.add_argument("--top-p", type=float, default=0.9)
     ap.add_argument("--seed", type=int, default=43)
     ap.add_argument("--max-new-tokens", type=int, default=50)
-    ap.add_argument("--check-generate", metavar="BINARY")
+    ap.add_argument("--write-loop-ids", metavar="FILE")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     if args.fixed_logits:
         json.dump(fixed_logits_report(), sys.stdout)
         return 0
     if not args.model:
-        ap.error("give --fixed-logits, or --model DIR (with --check-generate BINARY to compare)")
-    if args.check_generate:
-        return check_generate(args.check_generate, args.model, args.max_new_tokens)
+        ap.error("give --fixed-logits, or --model DIR (with --write-loop-ids FILE for the article's three runs)")
+    if args.write_loop_ids:
+        return write_loop_ids(args.model, args.max_new_tokens, args.write_loop_ids)
     w = gpt2_reference.Gpt2Weights(args.model)
     ids = [int(x) for x in args.prompt_ids.split(",") if x.strip()]
     print(json.dumps(article_loop(w, ids, args.temperature, args.top_p, args.seed, args.max_new_tokens,

@@ -1,8 +1,16 @@
 # The article's own PyTorch sampling code (tests/reference/article_sampling.py) against genrepro:
 # the sampled loop on the tiny fixture, T = 1, p = 0.9, seeds 41/42/43, must pick the same tokens.
+# Python writes its ids first; then `genrepro generate --ids --no-cache` runs in-process
+# (tests/cli_inprocess/article_sampled_loop_test.cpp), six generations in one process.
 # (The fixed-logits comparison, no model needed, runs inside genrepro_engine_tests.)
-add_test(NAME reference.article_sampled_loop
+set(article_loop_ids ${CMAKE_BINARY_DIR}/reference/article-loop-ids.json)
+add_test(NAME reference.article_sampled_loop.python
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/article_sampling.py
-          --check-generate $<TARGET_FILE:genrepro> --model ${GENREPRO_TINY_MODEL})
+          --model ${GENREPRO_TINY_MODEL} --write-loop-ids ${article_loop_ids})
+set_tests_properties(reference.article_sampled_loop.python PROPERTIES
+  LABELS "reference" FIXTURES_REQUIRED tiny_model FIXTURES_SETUP article_loop_ids TIMEOUT 300)
+add_test(NAME reference.article_sampled_loop
+  COMMAND genrepro_cli_tests --gtest_filter=ArticleSampledLoop.*)
 set_tests_properties(reference.article_sampled_loop PROPERTIES
-  LABELS "reference" FIXTURES_REQUIRED tiny_model TIMEOUT 300)
+  LABELS "reference" FIXTURES_REQUIRED "tiny_model;article_loop_ids" TIMEOUT 300
+  ENVIRONMENT "GENREPRO_ARTICLE_LOOP_IDS=${article_loop_ids}")

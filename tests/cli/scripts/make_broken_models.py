@@ -6,7 +6,8 @@ Usage: make_broken_models.py FIXTURE_DIR OUT_DIR
 Each case starts from FIXTURE_DIR (a complete Hugging Face layout: config.json,
 model.safetensors, vocab.json, merges.txt, e.g. the tiny fixture) and breaks exactly one thing,
 so the error genrepro gives can only come from that one thing. The case names are the names of
-the directories under OUT_DIR and of the CTest cases in tests/cli/model_errors.cmake.
+the directories under OUT_DIR and of the test cases in tests/cli_inprocess/model_errors_test.cpp
+(every case gives exit 2 except weights_nan, a libtorch error: exit 3).
 
 Unchanged files are hard links to the fixture's (13 MB of weights per case would add up); a
 broken file is always written afresh under a new name and renamed into place, never modified
@@ -237,6 +238,20 @@ def weights_missing(d):
     os.remove(weights(d))
 
 
+def weights_nan(d):
+    # Every load check passes (shapes, dtypes and offsets are right; the values are not looked at),
+    # so the failure comes from libtorch itself: sampling from NaN probabilities makes
+    # torch::multinomial throw c10::Error, whose message carries a multi-line backtrace. The CLI
+    # must still print one line (exit 3, an internal error: genrepro does not check the values).
+    def change(header, data):
+        begin, end = header["ln_f.weight"]["data_offsets"]
+        if header["ln_f.weight"]["dtype"] != "F32":
+            raise SystemExit("weights_nan: the fixture's ln_f.weight is not F32")
+        nan = struct.pack("<f", float("nan"))
+        return header, data[:begin] + nan * ((end - begin) // len(nan)) + data[end:]
+    edit_header(d, change)
+
+
 def pytorch_bin_only(d):
     # A checkpoint downloaded in PyTorch's pickle format only: the bytes are not read, only named.
     os.remove(weights(d))
@@ -269,6 +284,7 @@ CASES = {
     "weights_directory": weights_directory,
     "weights_missing": weights_missing,
     "pytorch_bin_only": pytorch_bin_only,
+    "weights_nan": weights_nan,
 }
 
 

@@ -1,8 +1,6 @@
 // GPT-2 tokenizer: ids against an independent reference encoder (gpt-tokenizer's r50k_base, see
 // tests/reference/tokenizer/make_reference.mjs), exact round trips, display of split characters,
 // the BPE rule on hand-made merges, and the exact text of every loading error.
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/scratch_dir.hpp"
 #include "tokenizer/byte_unicode.hpp"
 #include "util/errors.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -83,28 +82,6 @@ std::string error_of(F&& f) {
   }
   return "";
 }
-
-// A directory with tokenizer files written by a test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "genrepro-tokenizer-test-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string write(const std::string& name, const std::string& content) const {
-    const std::string p = path_ + "/" + name;
-    std::ofstream(p, std::ios::binary) << content;
-    return p;
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // A byte-level vocab: the 256 single bytes (ids 0..255 in byte order) plus `extra` tokens
 // (given as bytes) numbered from 256.
@@ -223,11 +200,11 @@ TEST(Tokenizer, CopiesShareOneCacheAndEncodeConcurrently) {
 }
 
 TEST(Bpe, MergesLowestRankFirstAndAllOccurrencesLeftToRight) {
-  TempDir dir;
+  const genrepro::test::ScratchDir dir("tokenizer");
   // Tokens 256 "aa", 257 "aaa", 258 "ab", 259 "abc", 260 "bc".
   dir.write("vocab.json", vocab_json({"aa", "aaa", "ab", "abc", "bc"}));
   dir.write("merges.txt", "#version: 0.2\na a\nb c\na b\nab c\naa a\n");
-  const Gpt2Tokenizer t = Gpt2Tokenizer::from_directory(dir.path());
+  const Gpt2Tokenizer t = Gpt2Tokenizer::from_directory(dir.str());
   // "aaa": "a a" merges left to right -> aa, a; then "aa a" -> aaa.
   EXPECT_EQ(t.encode("aaa"), (Ids{257}));
   // "aaaa": aa, aa (no "aa aa" merge).
@@ -245,30 +222,30 @@ TEST(TokenizerFiles, FindsOpenAiNamesToo) {
 }
 
 TEST(TokenizerFiles, MissingDirectoryAndFiles) {
-  TempDir dir;
-  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_directory(dir.path() + "/nope"); }),
-            "tokenizer directory '" + dir.path() + "/nope' does not exist; pass --model DIR, a directory with "
+  const genrepro::test::ScratchDir dir("tokenizer");
+  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_directory(dir.str() + "/nope"); }),
+            "tokenizer directory '" + dir.str() + "/nope' does not exist; pass --model DIR, a directory with "
             "GPT-2's vocab.json + merges.txt (or encoder.json + vocab.bpe)");
-  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_directory(dir.path()); }),
-            "tokenizer directory '" + dir.path() + "' has no vocab.json or encoder.json (the vocabulary); it needs "
+  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_directory(dir.str()); }),
+            "tokenizer directory '" + dir.str() + "' has no vocab.json or encoder.json (the vocabulary); it needs "
             "GPT-2's vocab.json + merges.txt (or encoder.json + vocab.bpe)");
   dir.write("vocab.json", vocab_json({}));
-  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_directory(dir.path()); }),
-            "tokenizer directory '" + dir.path() + "' has no merges.txt or vocab.bpe (the merges); it needs "
+  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_directory(dir.str()); }),
+            "tokenizer directory '" + dir.str() + "' has no merges.txt or vocab.bpe (the merges); it needs "
             "GPT-2's vocab.json + merges.txt (or encoder.json + vocab.bpe)");
-  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_files(dir.path() + "/vocab.json", dir.path() + "/merges.txt"); }),
-            "merges file '" + dir.path() + "/merges.txt' does not exist; pass --model DIR with GPT-2's "
+  EXPECT_EQ(error_of([&] { Gpt2Tokenizer::from_files(dir.str() + "/vocab.json", dir.str() + "/merges.txt"); }),
+            "merges file '" + dir.str() + "/merges.txt' does not exist; pass --model DIR with GPT-2's "
             "vocab.json + merges.txt (or encoder.json + vocab.bpe)");
 }
 
 TEST(TokenizerFiles, MalformedVocab) {
-  TempDir dir;
+  const genrepro::test::ScratchDir dir("tokenizer");
   const std::string merges = dir.write("merges.txt", "#version: 0.2\n");
   const auto load = [&](const std::string& vocab_text) {
     const std::string vocab = dir.write("vocab.json", vocab_text);
     return error_of([&] { Gpt2Tokenizer::from_files(vocab, merges); });
   };
-  const std::string file = "vocab file '" + dir.path() + "/vocab.json'";
+  const std::string file = "vocab file '" + dir.str() + "/vocab.json'";
   EXPECT_EQ(load("{\"a\": 0,"), file + " is not valid JSON (error at byte 9); expected GPT-2's vocab.json, "
                                        "one object {\"token\": id, ...}");
   EXPECT_EQ(load("[1, 2]"), file + " holds an array, expected one JSON object {\"token\": id, ...} as in GPT-2's vocab.json");
@@ -290,13 +267,13 @@ TEST(TokenizerFiles, MalformedVocab) {
 }
 
 TEST(TokenizerFiles, MalformedMerges) {
-  TempDir dir;
+  const genrepro::test::ScratchDir dir("tokenizer");
   const std::string vocab = dir.write("vocab.json", vocab_json({"ab"}));
   const auto load = [&](const std::string& merges_text) {
     const std::string merges = dir.write("merges.txt", merges_text);
     return error_of([&] { Gpt2Tokenizer::from_files(vocab, merges); });
   };
-  const std::string file = "merges file '" + dir.path() + "/merges.txt'";
+  const std::string file = "merges file '" + dir.str() + "/merges.txt'";
   EXPECT_EQ(load(""), file + " is empty; expected \"#version: 0.2\" and GPT-2's merges");
   EXPECT_EQ(load("a b\n"), file + ": line 1 is \"a b\", expected the header \"#version: 0.2\"; GPT-2's loaders skip "
                                   "line 1 unconditionally, so without it the first merge would be lost elsewhere; add "

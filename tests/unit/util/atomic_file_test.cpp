@@ -5,7 +5,6 @@
 
 #include <signal.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/scratch_dir.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -30,14 +30,9 @@ std::string slurp(const fs::path& p) {
 
 class AtomicFile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("genrepro_atomic_test_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator())); }
-  fs::path dir_;
+  const test::ScratchDir scratch_{"atomic"};
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(AtomicFile, WritesAndReplacesAndCreatesParents) {

@@ -2,15 +2,11 @@
 // "SHA2_Additional.pdf"), and the file helper against the same vectors written to disk.
 #include "util/sha256.hpp"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include "support/scratch_dir.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -54,13 +50,8 @@ TEST(Sha256, PaddingBoundaries) {
 }
 
 TEST(Sha256, FileStreamsTheSameDigestAndCountsBytes) {
-  const auto path = std::filesystem::temp_directory_path() / ("genrepro_sha256_test_" + std::to_string(::getpid()));
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << std::string(1000000, 'a');
-  }
-  const FileDigest d = sha256_file(path.string());
-  std::filesystem::remove(path);
+  const test::ScratchDir dir("sha256");
+  const FileDigest d = sha256_file(dir.write("million-a", std::string(1000000, 'a')));
   EXPECT_EQ(d.sha256, kMillionA);
   EXPECT_EQ(d.bytes, 1000000u);
 }

@@ -1,0 +1,86 @@
+// genrepro replay: evidence of tests/cli/data/replay/small.json made on the tiny fixture replays
+// with exit 0 (same build, same paths); one step's prob changed -> exit 1 naming the run; another
+// model's weights, bad flags, a missing file -> exit 2 with one line.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_inprocess/cli_case.hpp"
+#include "support/text_match.hpp"
+
+namespace genrepro::test {
+namespace {
+
+// Far beyond the default log-prob tolerance (1e-4): -log(0.9) = 0.105.
+constexpr double kProbFactor = 0.9;
+constexpr int kTamperedStep = 2;
+
+// The evidence every case replays, made once per process (SetUpTestSuite), with two damaged
+// copies: tampered_prob.json (runs[0].steps[2].prob times 0.9) and other_model.json
+// (model.safetensors' sha256 replaced by 64 zeros).
+class Replay : public ::testing::TestWithParam<CliCase> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new ScratchDir("replay");
+    const std::vector<std::string> args = {"run", source_path("tests/cli/data/replay/small.json"), "--model", tiny_model(),
+                                           "--out", *dir_ / "evidence.json"};
+    const CliResult made = genrepro(args);
+    ASSERT_EQ(made.exit, 0) << describe(args, made);
+    ASSERT_TRUE(Searches(R"re(wrote .*evidence.json \(5 runs\))re", made.out));
+    const nlohmann::json evidence = nlohmann::json::parse(read_bytes(*dir_ / "evidence.json"));
+    nlohmann::json tampered = evidence;
+    tampered["runs"][0]["steps"][kTamperedStep]["prob"] = tampered["runs"][0]["steps"][kTamperedStep]["prob"].get<double>() * kProbFactor;
+    dir_->write("tampered_prob.json", tampered.dump(2));
+    nlohmann::json other = evidence;
+    other["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
+    dir_->write("other_model.json", other.dump(2));
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  // "{replay}" in an argument is the directory of the evidence above.
+  static std::vector<std::string> resolve(std::vector<std::string> args) {
+    for (std::string& a : args)
+      if (a.rfind("{replay}", 0) == 0) a = dir_->str() + a.substr(std::string("{replay}").size());
+    return args;
+  }
+  static ScratchDir* dir_;
+};
+ScratchDir* Replay::dir_ = nullptr;
+
+TEST_P(Replay, ExitAndReport) {
+  const std::vector<std::string> args = resolve(GetParam().args);
+  expect_result(GetParam(), args, genrepro(args));
+}
+
+const std::string kModel = tiny_model();
+
+const std::vector<CliCase> kCases = {
+    {"agrees", {"replay", "{replay}/evidence.json", "--model", kModel}, 0,
+     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0 +- +0 +0 +0 +same +ok\n.*replay_small/p0/sample-t2[-a-z0-9]* +recompute +5 top .* ok\nreplay: 5 runs, 5 within tolerance 0.0001, 0 beyond)re",
+     R"re(^model: )re"},
+    {"json", {"replay", "{replay}/evidence.json", "--model", kModel, "--json", "--forward", "cached", "--threads", "2"}, 0,
+     R"re("schema": "genrepro.replay/1",\n  "within": true,.*"forward": "cached")re", ""},
+    {"tampered_prob", {"replay", "{replay}/tampered_prob.json", "--model", kModel}, 1,
+     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0.105 +2 .* BEYOND\n.*replay: 5 runs, 4 within tolerance 0.0001, 1 beyond)re",
+     ""},
+    {"tampered_prob_looser_tolerance", {"replay", "{replay}/tampered_prob.json", "--model", kModel, "--logprob-tolerance", "0.2"},
+     0, R"re(5 within tolerance 0.2)re", ""},
+    {"model_mismatch", {"replay", "{replay}/other_model.json", "--model", kModel}, 2, "",
+     R"re(other_model.json was made with model.safetensors sha256 0+, the model replayed has [0-9a-f]+.*--allow-model-mismatch to replay anyway)re",
+     Stderr::one_line},
+    {"model_mismatch_allowed", {"replay", "{replay}/other_model.json", "--model", kModel, "--allow-model-mismatch"}, 0,
+     R"re(5 within tolerance)re", R"re(genrepro: warning: .*other_model.json was made with model.safetensors sha256 0+)re"},
+    {"bad_missing_file", {"replay", "{replay}/nope.json"}, 2, "", R"re(nope.json: no such file)re", Stderr::one_line},
+    {"bad_tolerance", {"replay", "{replay}/evidence.json", "--model", kModel, "--logprob-tolerance", "-1"}, 2, "",
+     R"re(--logprob-tolerance -1: must be a finite number >= 0)re", Stderr::one_line},
+    {"bad_forward", {"replay", "{replay}/evidence.json", "--model", kModel, "--forward", "kv"}, 2, "",
+     R"re(--forward kv: allowed: as-run)re", Stderr::one_line},
+};
+INSTANTIATE_TEST_SUITE_P(Replay, Replay, ::testing::ValuesIn(kCases), CaseName{});
+
+}  // namespace
+}  // namespace genrepro::test
