@@ -14,7 +14,7 @@ namespace genrepro::cli {
 namespace {
 
 struct GenerateOptions {
-  std::string model;  // empty: resolve_model's search order
+  ModelChoice model;
   std::string prompt;
   int64_t max_new_tokens = 50;
   bool no_cache = false;
@@ -98,8 +98,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
       "Mode: greedy (argmax) unless a sampling flag (--temperature, --top-k, --top-p, --seed,\n"
       "--sampler-order, --top-p-rule, --rng) is given; --temperature 0 is greedy. A sampled run\n"
       "without --seed uses seed 0, so every run is reproducible.");
-  cmd->add_option("--model", o->model,
-                  "Model directory (HF layout) [default: $GENREPRO_MODEL, the HF cache's gpt2, else the tiny fixture]");
+  add_model_flags(*cmd, o->model);
   cmd->add_option("--prompt", o->prompt, "Text to continue")->required();
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "Cap on new tokens (0: only the first prediction)")
       ->capture_default_str();
@@ -123,7 +122,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
   cmd->callback([o, &ctx] {
     GenerateRequest request;
     request.params = run_params_from(*o);
-    if (!o->model.empty()) request.model = o->model;
+    request.model = o->model;
     request.prompt = o->prompt;
     request.threads = o->threads;
     request.ids = o->ids;

@@ -14,7 +14,7 @@ namespace {
 
 struct ReplayOptions {
   std::string golden;  // an evidence file or a directory of them
-  std::optional<std::string> model;
+  ModelChoice model;
   bool json = false;
   double logprob_tolerance = kDefaultLogProbTolerance;
   int threads = 1;
@@ -48,9 +48,7 @@ void setup_replay(CLI::App& app, VerbContext& ctx) {
       "over the whole run, also after the paths would diverge (docs/diff.md, \"replay\").\n"
       "Exit: 0 every run within --logprob-tolerance, 1 beyond, 2 bad input or other weights.");
   cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")->required();
-  cmd->add_option("--model", a->model,
-                  "Model directory (HF layout or cache) [default: $GENREPRO_MODEL, the HF cache's gpt2,\n"
-                  "else the tiny fixture]; must hold the golden's weights (sha256)");
+  add_model_flags(*cmd, a->model, "; must hold the golden's weights (sha256)");
   cmd->add_flag("--json", a->json, "Print the machine-readable report (schema genrepro.replay/1, docs/diff.md)");
   cmd->add_option("--logprob-tolerance", a->logprob_tolerance,
                   "Largest |Δ log p| a run may show and pass (docs/diff.md says why the default)")

@@ -16,7 +16,7 @@ namespace {
 
 struct RunOptions {
   std::vector<std::string> experiments;
-  std::optional<std::string> model;
+  ModelChoice model;
   std::string out = "reports/evidence.json";
   int threads = 1;
   std::string shard = "1/1";
@@ -61,9 +61,7 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
       "text, stop reason and per-step records, with the environment and the model's sha256.\n"
       "Every file is checked before anything runs (docs/experiments.md).");
   cmd->add_option("experiments", o->experiments, "Experiment files (JSON), e.g. experiments/article/*.json")->required();
-  cmd->add_option("--model", o->model,
-                  "Model directory (HF layout or cache) [default: $GENREPRO_MODEL, the HF cache's gpt2,\n"
-                  "else the tiny fixture]");
+  add_model_flags(*cmd, o->model);
   cmd->add_option("--out", o->out, "Where to write the evidence (atomically)")->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Runs executed at once, each on one intra-op thread; the evidence does not depend on it")

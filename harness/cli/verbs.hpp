@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/console.hpp"
+#include "cli/model_choice.hpp"
 #include "evidence/evidence_diff.hpp"
 #include "evidence/replay_report.hpp"
 #include "spec/experiment_spec.hpp"
@@ -30,7 +31,7 @@ inline constexpr int kExitInternal = 3;
 
 // `genrepro generate`: flags checked and turned into RunParams.
 struct GenerateRequest {
-  std::optional<std::string> model;  // --model DIR; empty: resolve_model's search order
+  ModelChoice model;
   std::string prompt;
   RunParams params;
   int threads = 1;
@@ -41,7 +42,7 @@ struct GenerateRequest {
 // shard and --out checked.
 struct RunRequest {
   std::vector<ExperimentSpec> experiments;
-  std::optional<std::string> model;
+  ModelChoice model;
   std::string out;
   int threads = 1;
   Shard shard;
@@ -53,7 +54,7 @@ struct RunRequest {
 // `genrepro replay`: GOLDEN read and checked as evidence.
 struct ReplayRequest {
   std::vector<EvidenceFile> golden;
-  std::optional<std::string> model;
+  ModelChoice model;
   bool json = false;
   double logprob_tolerance = kDefaultLogProbTolerance;
   int threads = 1;

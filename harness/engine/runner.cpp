@@ -147,7 +147,8 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
 Evidence run_plan(const RunnerOptions& o, const LoadedExperiments& loaded, const RunPlan& plan) {
   const Gpt2Tokenizer& tokenizer = loaded.tokenizer;
   Evidence e = loaded.header;
-  Progress progress(static_cast<int64_t>(plan.selected.size()), o.progress != nullptr,
+  Progress progress(static_cast<int64_t>(plan.selected.size()),
+                    o.progress != nullptr ? o.progress_style : ProgressStyle::none,
                     o.progress != nullptr ? *o.progress : std::cerr);
   std::vector<GenerationResult> results = execute(plan, loaded.model, tokenizer, o.threads, progress);
 

@@ -15,6 +15,7 @@
 #include "spec/experiment_spec.hpp"
 #include "model/model_config.hpp"
 #include "model/model_files.hpp"
+#include "util/progress.hpp"
 #include "util/shard.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -26,6 +27,7 @@ struct RunnerOptions {
   int threads = 1;                        // runs executed at once
   Shard shard;                            // 1/1 = everything
   std::ostream* progress = nullptr;       // where progress goes, or nullptr for none
+  ProgressStyle progress_style = ProgressStyle::live;  // a redrawn line, or plain lines for CI logs
   // Called once everything is checked and before the model loads (the CLI says what will run).
   std::function<void(const struct RunPlan&)> on_planned;
 };

@@ -57,6 +57,13 @@ const std::vector<CliCase> kBadFlags = {
     {"max_new_tokens_negative", {"generate", "--prompt", "x", "--max-new-tokens", "-1"}, 2, "",
      R"re(--max-new-tokens = -1 is not allowed)re", Stderr::one_line},
     {"threads_zero", gen({"--threads", "0"}), 2, "", R"re(--threads 0: must be a whole number >= 1)re", Stderr::one_line},
+    // No model given or found (this suite hides the machine's caches): asked not to fall back to
+    // the random-weight fixture, or asked for the Hugging Face cache's gpt2 by name.
+    {"require_real_model_without_one", gen({"--require-real-model"}), 2, "",
+     R"re(--require-real-model: no model given or found .no --model, no .GENREPRO_MODEL, no gpt2 in )re",
+     Stderr::one_line},
+    {"model_gpt2_is_the_hf_cache_only", gen({"--model", "gpt2"}), 2, "",
+     R"re(--model gpt2: no gpt2 snapshot in the Hugging Face cache)re", Stderr::one_line},
 };
 
 class GenerateBadFlag : public ::testing::TestWithParam<CliCase> {};

@@ -19,11 +19,7 @@ int generate_text(const GenerateRequest& o, Console& io) {
   const RunParams& params = o.params;
   set_torch_threads(o.threads);
 
-  ModelResolveOptions where;
-  where.flag = o.model;
-  where.tokenizer_dir = default_tokenizer_dir();
-  where.cache_dir = default_cache_dir();
-  const ModelFiles files = resolve_model(where);
+  const ModelFiles files = resolve_chosen_model(o.model);
 
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
   const std::vector<int64_t> prompt_ids = tokenizer.encode(o.prompt);

@@ -21,7 +21,7 @@ int replay_golden_runs(const ReplayRequest& a, Console& io) {
   o.threads = a.threads;
   o.forward = a.forward;
   o.allow_model_mismatch = a.allow_model_mismatch;
-  o.model = resolve_model({a.model, default_tokenizer_dir(), default_cache_dir()});
+  o.model = resolve_chosen_model(a.model);
   o.on_checked = [&](const std::vector<ModelMismatch>& mismatches) {
     io.err << o.model.source_note << "\n";
     for (const ModelMismatch& m : mismatches) io.err << "genrepro: warning: " << describe_mismatch(m) << "\n";

@@ -37,8 +37,10 @@ int run_experiments(const RunRequest& o, Console& io) {
   runner.experiments = o.experiments;
   runner.shard = o.shard;
   runner.threads = o.threads;
-  runner.model = resolve_model({o.model, default_tokenizer_dir(), default_cache_dir()});
-  runner.progress = progress_wanted(io.err_is_terminal) ? &io.err : nullptr;
+  runner.model = resolve_chosen_model(o.model);
+  // A live line on a terminal; in a CI log a plain line at most every 10 s (util/progress.hpp).
+  runner.progress = &io.err;
+  runner.progress_style = progress_style(io.err_is_terminal);
   runner.on_planned = [&](const RunPlan& plan) {
     io.err << runner.model.source_note << "\n";
     io.err << "running " << plan.selected.size() << " of " << plan.runs.size() << " runs";

@@ -78,10 +78,14 @@ TEST(RunCli, EngineVerbsGetTheCheckedTypedRequest) {
   EXPECT_EQ(engine.generated[0].params.sampling.mode, DecodeMode::sample);
   EXPECT_EQ(engine.generated[0].params.sampling.top_p, 0.9);
   EXPECT_EQ(engine.generated[0].params.sampling.seed, 43u);
+  EXPECT_FALSE(engine.generated[0].model.require_real);
+  ASSERT_EQ(cli({"generate", "--prompt", "x", "--require-real-model", "--model", "gpt2"}, engine).exit, kExitOk);
+  EXPECT_TRUE(engine.generated.back().model.require_real);
+  EXPECT_EQ(engine.generated.back().model.dir, "gpt2");
   // A bad value is refused before the engine (and libtorch) is ever reached.
   const Result bad = cli({"generate", "--prompt", "x", "--top-p", "2"}, engine);
   EXPECT_EQ(bad.exit, kExitBadInput);
-  EXPECT_EQ(engine.generated.size(), 1u);
+  EXPECT_EQ(engine.generated.size(), 2u);
 }
 
 TEST(RunCli, VersionNamesTheBuildLibtorchAndTheBlas) {
