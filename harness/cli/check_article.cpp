@@ -39,7 +39,7 @@ void setup_check_article(CLI::App& app, VerbContext& ctx) {
       "Exit: 0 every counted fact matches, 1 a mismatch or a missing run, 2 bad input.");
   cmd->add_option("FACTS", a->facts, "golden/article/article-facts.json")->required();
   cmd->add_option("EVIDENCE", a->evidence, "Evidence from 'genrepro run experiments/article/*.json --model DIR'")->required();
-  cmd->callback([a, &ctx] { ctx.exit_code = run_check_article(*a, ctx.io); });
+  on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = run_check_article(*a, ctx.io); });
 }
 
 }  // namespace genrepro::cli

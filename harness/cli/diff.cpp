@@ -72,7 +72,7 @@ void setup_diff(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--annotations", a->annotations,
                   "github: also print one GitHub Actions ::error line per failing run (and a ::warning for\n"
                   "environment differences), which the workflow shows as annotations");
-  cmd->callback([a, &ctx, junit] {
+  on_verb(*cmd, ctx, [a, &ctx, junit] {
     a->junit_given = junit->count() > 0;
     ctx.exit_code = run_diff(*a, ctx.io);
   });

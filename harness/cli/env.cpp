@@ -16,7 +16,7 @@ void setup_env(CLI::App& app, VerbContext& ctx) {
   cmd->add_flag("--no-engine", *no_engine,
                 "Without loading libtorch: what the process alone shows (CPU, OS, compiler, variables);\n"
                 "libtorch's fields stay empty and no BLAS is loaded");
-  cmd->callback([no_engine, &ctx] {
+  on_verb(*cmd, ctx, [no_engine, &ctx] {
     if (*no_engine) {
       ctx.io.out << environment_to_json(probe_process_environment()).dump(2) << "\n";
       ctx.exit_code = kExitOk;

@@ -58,7 +58,7 @@ void setup_fixture(CLI::App& app, VerbContext& ctx) {
                   "Where GPT-2's vocab.json/merges.txt (or encoder.json/vocab.bpe) are copied from\n"
                   "[default: $GENREPRO_TOKENIZER_DIR or the files scripts/setup.sh installed]");
   cmd->add_flag("--force", o->force, "Overwrite the model files in a non-empty --out directory");
-  cmd->callback([o, &ctx] {
+  on_verb(*cmd, ctx, [o, &ctx] {
     run_fixture(*o, ctx.io);
     ctx.exit_code = 0;
   });

@@ -119,7 +119,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--rng", o->rng,
                   "torch (torch::multinomial, the article's draw) | portable (the same race over std::mt19937) "
                   "[default torch]");
-  cmd->callback([o, &ctx] {
+  on_verb(*cmd, ctx, [o, &ctx] {
     GenerateRequest request;
     request.params = run_params_from(*o);
     request.model = o->model;

@@ -33,7 +33,7 @@ void setup_merge(CLI::App& app, VerbContext& ctx) {
       "and names any run that is missing or given twice.");
   cmd->add_option("files", o->files, "Evidence files of the shards")->required();
   cmd->add_option("--out", o->out, "Where to write the merged evidence (atomically)")->required();
-  cmd->callback([o, &ctx] {
+  on_verb(*cmd, ctx, [o, &ctx] {
     run_merge(*o, ctx.io);
     ctx.exit_code = 0;
   });

@@ -61,7 +61,7 @@ void setup_replay(CLI::App& app, VerbContext& ctx) {
       ->capture_default_str();
   cmd->add_flag("--allow-model-mismatch", a->allow_model_mismatch,
                 "Replay even when the golden was made with other weights (warns; the drift then says little)");
-  cmd->callback([a, &ctx] { ctx.exit_code = ctx.engine.replay(replay_request_from(*a), ctx.io); });
+  on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = ctx.engine.replay(replay_request_from(*a), ctx.io); });
 }
 
 }  // namespace genrepro::cli

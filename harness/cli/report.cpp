@@ -31,7 +31,7 @@ void setup_report(CLI::App& app, VerbContext& ctx) {
       "inline) and the charts as SVG files.");
   sub->add_option("evidence", opt->evidence, "evidence.json files written by 'genrepro run'")->required();
   sub->add_option("--out", opt->out, "report directory (created if missing)")->capture_default_str();
-  sub->callback([opt, &ctx] { ctx.exit_code = run_report(*opt, ctx.io); });
+  on_verb(*sub, ctx, [opt, &ctx] { ctx.exit_code = run_report(*opt, ctx.io); });
 }
 
 }  // namespace genrepro::cli

@@ -77,7 +77,7 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--prob-tolerance", o->prob_tolerance,
                   "With --check-equivalence: probability drift reported beyond this (docs/diff.md)")
       ->capture_default_str();
-  cmd->callback([o, &ctx] { ctx.exit_code = ctx.engine.run(run_request_from(*o), ctx.io); });
+  on_verb(*cmd, ctx, [o, &ctx] { ctx.exit_code = ctx.engine.run(run_request_from(*o), ctx.io); });
 }
 
 }  // namespace genrepro::cli

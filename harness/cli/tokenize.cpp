@@ -83,7 +83,7 @@ void setup_tokenize(CLI::App& app, VerbContext& ctx) {
                   "a JSON array of ids per line; output is one line per input line, in order")
       ->type_name("FILE");
   cmd->add_flag("--decode", o->decode, "Go from ids to text");
-  cmd->callback([o, &ctx] {
+  on_verb(*cmd, ctx, [o, &ctx] {
     run_tokenize(*o, ctx.io);
     ctx.exit_code = 0;
   });

@@ -8,6 +8,7 @@
 // Exit codes: 0 success / agree, 1 differ (diff, replay, check-article, --check-equivalence),
 // 2 bad input, 3 internal error.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,7 +79,11 @@ struct VerbContext {
   Console& io;
   EngineVerbs& engine;
   int exit_code = kExitOk;
+  bool parse_only = false;  // --parse-only: the command line parsed; run nothing
 };
+
+// Makes `action` the verb's callback, unless the command line only asks whether it parses.
+void on_verb(CLI::App& verb, VerbContext& ctx, std::function<void()> action);
 
 void setup_generate(CLI::App& app, VerbContext& ctx);
 void setup_tokenize(CLI::App& app, VerbContext& ctx);

@@ -11,3 +11,9 @@ add_test(NAME ci.slurm_recipe_equals_unsharded
           --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR} --work ${CMAKE_BINARY_DIR}/ci-slurm)
 set_tests_properties(ci.slurm_recipe_equals_unsharded PROPERTIES LABELS cli TIMEOUT 300 FIXTURES_REQUIRED tiny_model
   ENVIRONMENT "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache")
+
+# Every genrepro command line in the GitHub and GitLab recipes parses with the real CLI.
+add_test(NAME ci.recipe_command_lines_parse
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/recipe_commands.py --binary $<TARGET_FILE:genrepro>
+          --source-dir ${CMAKE_SOURCE_DIR})
+set_tests_properties(ci.recipe_command_lines_parse PROPERTIES LABELS cli TIMEOUT 60)
