@@ -20,26 +20,6 @@ namespace {
 // More worker threads than this is a typo; each holds a model's activations.
 constexpr int kMaxRunThreads = 256;
 
-void check_against_model(const ExpandedRun& run, const std::string& file, int64_t prompt_tokens,
-                         const Gpt2Config& config) {
-  const std::string context = "this model's context of " + std::to_string(config.n_positions) +
-                              " tokens (n_positions in config.json)";
-  if (prompt_tokens > config.n_positions) {
-    throw SpecError(file + ": prompts[" + std::to_string(run.prompt_index) + "] encodes to " +
-                    std::to_string(prompt_tokens) + " tokens; allowed: at most " + context + "; shorten the prompt");
-  }
-  const int64_t room = config.n_positions - prompt_tokens;
-  if (run.params.max_new_tokens > room) {
-    throw SpecError(file + ": " + run.path_of("max_new_tokens") + " = " + std::to_string(run.params.max_new_tokens) +
-                    " is not allowed; allowed: at most " + std::to_string(room) + " for prompts[" +
-                    std::to_string(run.prompt_index) + "] (" + std::to_string(prompt_tokens) + " tokens) with " + context);
-  }
-  if (run.params.top_candidates > config.vocab_size) {
-    throw SpecError(file + ": record.top_candidates = " + std::to_string(run.params.top_candidates) +
-                    " is not allowed; allowed: at most the vocabulary size, " + std::to_string(config.vocab_size));
-  }
-}
-
 std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& config) {
   if (config.raw.is_object() && config.raw.contains("genrepro_fixture")) return "fixture";
   switch (files.source) {
@@ -77,25 +57,6 @@ std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& mode
 
 }  // namespace
 
-RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer) {
-  RunPlan plan;
-  plan.experiments = o.experiments;
-  for (const ExperimentSpec& spec : plan.experiments) {
-    std::vector<std::vector<int64_t>> encoded;
-    for (const auto& prompt : spec.prompts) encoded.push_back(tokenizer.encode(prompt));
-    for (const ExpandedRun& run : spec.runs) {
-      const auto& ids = encoded[static_cast<size_t>(run.prompt_index)];
-      check_against_model(run, spec.path, static_cast<int64_t>(ids.size()), config);
-      plan.runs.push_back(run);
-      plan.prompt_ids.push_back(ids);
-    }
-  }
-  for (size_t i = 0; i < plan.runs.size(); ++i) {
-    if (shard_selects(o.shard, static_cast<int64_t>(i))) plan.selected.push_back(static_cast<int64_t>(i));
-  }
-  return plan;
-}
-
 ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config) {
   ModelInfo m;
   m.source = evidence_source_name(files, config);
@@ -127,7 +88,7 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   // Cheap checks first: the experiment files need only config.json and the tokenizer.
   const Gpt2Config config = read_gpt2_config(o.model.config);
   Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
-  RunPlan plan = plan_runs(o, config, tokenizer);
+  RunPlan plan = plan_runs(o.experiments, o.shard, config, tokenizer);
   // The weights are checked (and loaded) before anything is said on stderr, so that a broken
   // model.safetensors gives one error line, like every other bad input.
   Gpt2Model model = Gpt2Model::load(o.model);

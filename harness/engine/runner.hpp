@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
+#include "plan/run_plan.hpp"
 #include "spec/experiment_spec.hpp"
 #include "model/model_config.hpp"
 #include "model/model_files.hpp"
@@ -31,18 +32,6 @@ struct RunnerOptions {
   // Called once everything is checked and before the model loads (the CLI says what will run).
   std::function<void(const struct RunPlan&)> on_planned;
 };
-
-// The experiments, checked against the model and expanded; nothing has run.
-struct RunPlan {
-  std::vector<ExperimentSpec> experiments;
-  std::vector<ExpandedRun> runs;                  // all runs, unsharded, in index order
-  std::vector<std::vector<int64_t>> prompt_ids;   // per run
-  std::vector<int64_t> selected;                  // indices of the runs this shard executes
-};
-
-// Encodes the prompts and checks every run against the model's context and vocabulary. Throws
-// SpecError / UsageError naming the experiment file and JSON path.
-RunPlan plan_runs(const RunnerOptions& o, const Gpt2Config& config, const Gpt2Tokenizer& tokenizer);
 
 // The model block of the evidence: source, config and the sha256 of every file.
 ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config);

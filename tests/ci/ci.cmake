@@ -17,3 +17,10 @@ add_test(NAME ci.recipe_command_lines_parse
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/recipe_commands.py --binary $<TARGET_FILE:genrepro>
           --source-dir ${CMAKE_SOURCE_DIR})
 set_tests_properties(ci.recipe_command_lines_parse PROPERTIES LABELS cli TIMEOUT 60)
+
+# genrepro plan lists exactly the runs genrepro run writes (all, and one shard).
+add_test(NAME ci.plan_matches_run
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/plan_matches_run.py --binary $<TARGET_FILE:genrepro>
+          --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR} --work ${CMAKE_BINARY_DIR}/ci-plan)
+set_tests_properties(ci.plan_matches_run PROPERTIES LABELS cli TIMEOUT 300 FIXTURES_REQUIRED tiny_model
+  ENVIRONMENT "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache")
