@@ -21,10 +21,10 @@ struct ReportFigure {
 };
 
 struct ReportBlock {
-  enum class Kind { heading, paragraph, note, table, generated_text, figure };
+  enum class Kind { heading, paragraph, note, banner, table, generated_text, figure };
   Kind kind = Kind::paragraph;
   int level = 2;        // heading level (1 = the title)
-  std::string text;     // heading, paragraph, note or generated text (shown as written, visibly)
+  std::string text;     // heading, paragraph, note, banner or generated text (shown as written, visibly)
   ReportTable table;
   ReportFigure figure;
 };

@@ -19,6 +19,7 @@ constexpr const char* kStyle =
     "pre.gen{white-space:pre-wrap;word-break:break-word;background:#f7f7f4;border-left:3px solid #b8b8a8;"
     "padding:.6rem .8rem;font-size:.9rem}"
     "p.note{color:#6a5500;background:#fff8dc;padding:.4rem .7rem;border-left:3px solid #e0c050}"
+    "p.banner{color:#7a0010;background:#ffe8ea;padding:.6rem .9rem;border:2px solid #c8102e;font-weight:600}"
     "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{font-size:.9rem;color:#444}";
 
 std::string cell_text(const std::string& raw) { return html_escape(visible_text(raw, false)); }
@@ -60,6 +61,9 @@ std::string render_html(const ReportContent& report) {
         break;
       case ReportBlock::Kind::note:
         out << "<p class=\"note\">" << cell_text(b.text) << "</p>\n";
+        break;
+      case ReportBlock::Kind::banner:
+        out << "<p class=\"banner\">" << cell_text(b.text) << "</p>\n";
         break;
       case ReportBlock::Kind::table:
         write_table(out, b.table);

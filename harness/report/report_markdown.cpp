@@ -52,6 +52,9 @@ std::string render_markdown(const ReportContent& report) {
       case ReportBlock::Kind::note:
         out << "> " << inline_text(b.text) << "\n";
         break;
+      case ReportBlock::Kind::banner:
+        out << "> **" << inline_text(b.text) << "**\n";
+        break;
       case ReportBlock::Kind::table:
         write_table(out, b.table);
         break;

@@ -171,6 +171,7 @@ class Builder {
   void heading(const std::string& text, int level = 2) { add(ReportBlock::Kind::heading, text).level = level; }
   void paragraph(const std::string& text) { add(ReportBlock::Kind::paragraph, text); }
   void note(const std::string& text) { add(ReportBlock::Kind::note, text); }
+  void banner(const std::string& text) { add(ReportBlock::Kind::banner, text); }
   void generated(const std::string& text) { add(ReportBlock::Kind::generated_text, text); }
   void table(ReportTable t) { add(ReportBlock::Kind::table, "").table = std::move(t); }
   void figure(const std::string& file, const std::string& caption, std::string svg) {
@@ -267,7 +268,21 @@ std::string longest_repeated_passage(const std::string& text) {
   return text.substr(begin, end - begin);
 }
 
+// Evidence made on the random-weight fixture says so before anything else: its texts and
+// probabilities are noise by design, and a reader must not take them for GPT-2's.
+void add_fixture_banner(const Inputs& in, Builder& b) {
+  std::vector<std::string> on_fixture;
+  for (const auto& d : in.documents)
+    if (d.evidence.model.source == "fixture") on_fixture.push_back(d.name);
+  if (on_fixture.empty()) return;
+  b.banner("Random-weight fixture: " + join(on_fixture, ", ") +
+           " ran on genrepro's tiny fixture model, whose weights are deterministic noise. Its texts and "
+           "probabilities are noise by design: this report checks the pipeline, not GPT-2 (run with --model "
+           "for real weights).");
+}
+
 void add_intro(const Inputs& in, Builder& b) {
+  add_fixture_banner(in, b);
   std::vector<std::string> names;
   for (const auto& d : in.documents) {
     names.push_back(d.name + " (created " + or_not_recorded(d.evidence.created_utc) + ", model source " +

@@ -324,6 +324,17 @@ TEST(Report, EnvironmentAndModelChecksumsAreShown) {
   EXPECT_NE(md.find("| EOS token id / context length | 50256 / 1024 |"), std::string::npos) << md;
 }
 
+TEST(Report, FixtureEvidenceOpensWithTheNoiseBanner) {
+  Evidence e = article_evidence();
+  const std::string md = file_content(render(e), "report.md");
+  const std::string html = file_content(render(e), "report.html");
+  EXPECT_NE(md.find("> **Random-weight fixture: evidence.json ran on genrepro's tiny fixture model"), std::string::npos) << md;
+  EXPECT_LT(md.find("Random-weight fixture"), md.find("Regenerated from the evidence")) << "the banner comes first";
+  EXPECT_NE(html.find("<p class=\"banner\">Random-weight fixture: evidence.json"), std::string::npos);
+  e.model.source = "hf-cache";  // real weights: no banner
+  EXPECT_EQ(file_content(render(e), "report.md").find("Random-weight fixture"), std::string::npos);
+}
+
 // ---- hostile text ----
 
 TEST(Report, GeneratedTextCannotBecomeMarkup) {
