@@ -13,6 +13,7 @@ namespace {
 struct CheckArticleOptions {
   std::string facts;     // golden/article/article-facts.json
   std::string evidence;  // from genrepro run experiments/article/*.json --model <GPT-2 dir>
+  bool json = false;
 };
 
 constexpr int kExitReproduced = 0;
@@ -22,7 +23,10 @@ int run_check_article(const CheckArticleOptions& a, Console& io) {
   const OrderedJson facts = load_article_facts(a.facts);
   const EvidenceFile evidence = read_evidence_file(a.evidence);
   const ArticleCheck check = check_article(facts, a.facts, evidence);
-  io.out << format_article_check(check);
+  if (a.json)
+    io.out << article_check_to_json(check).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
+  else
+    io.out << format_article_check(check);
   return check.passed() ? kExitReproduced : kExitMismatch;
 }
 
@@ -39,6 +43,7 @@ void setup_check_article(CLI::App& app, VerbContext& ctx) {
       "Exit: 0 every counted fact matches, 1 a mismatch or a missing run, 2 bad input.");
   cmd->add_option("FACTS", a->facts, "golden/article/article-facts.json")->required();
   cmd->add_option("EVIDENCE", a->evidence, "Evidence from 'genrepro run experiments/article/*.json --model DIR'")->required();
+  cmd->add_flag("--json", a->json, "Print the result as JSON (schema genrepro.article-check/1)");
   on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = run_check_article(*a, ctx.io); });
 }
 

@@ -350,4 +350,38 @@ std::string format_article_check(const ArticleCheck& check) {
   return o.str();
 }
 
+namespace {
+// The JSON names are lower case; to_string shouts the failing ones for the table.
+const char* json_status(FactStatus s) {
+  switch (s) {
+    case FactStatus::match: return "match";
+    case FactStatus::mismatch: return "mismatch";
+    case FactStatus::missing: return "missing";
+    case FactStatus::unchecked: return "unchecked";
+  }
+  return "unchecked";
+}
+}  // namespace
+
+OrderedJson article_check_to_json(const ArticleCheck& check) {
+  OrderedJson facts = OrderedJson::array();
+  for (const FactCheck& f : check.facts)
+    facts.push_back({{"fact", f.fact},
+                     {"expected", f.expected},
+                     {"found", f.found},
+                     {"status", json_status(f.status)},
+                     {"counted", f.counted},
+                     {"note", f.note}});
+  OrderedJson counts = OrderedJson::object();
+  for (FactStatus s : {FactStatus::match, FactStatus::mismatch, FactStatus::missing, FactStatus::unchecked})
+    counts[json_status(s)] = check.count(s);
+  return {{"schema", "genrepro.article-check/1"},
+          {"passed", check.passed()},
+          {"facts_file", check.facts_path},
+          {"evidence", check.evidence_path},
+          {"model_source", check.model_source},
+          {"counted", counts},
+          {"facts", facts}};
+}
+
 }  // namespace genrepro

@@ -50,6 +50,10 @@ ArticleCheck check_article(const OrderedJson& facts, const std::string& facts_pa
 // nucleus sizes cannot match (its weights are not GPT-2's).
 std::string format_article_check(const ArticleCheck& check);
 
+// The --json document ("schema": "genrepro.article-check/1"): passed, counts by status, and
+// every fact with its expected and found values, status, whether it counts, and its note.
+OrderedJson article_check_to_json(const ArticleCheck& check);
+
 // The comparison form of a text: U+2019 -> ', every run of line breaks -> one (the article's
 // typesetting; golden/article/README.md).
 std::string normalize_article_text(const std::string& text);

@@ -168,6 +168,28 @@ TEST(ArticleCheck, OneChangedTextIsAMismatchShowingWhere) {
   EXPECT_THAT(f.found, HasSubstr("weeks"));
 }
 
+TEST(ArticleCheck, JsonCarriesTheVerdictCountsAndEveryFact) {
+  const OrderedJson facts = load_article_facts(kFactsPath);
+  Evidence e = reproducing_evidence(facts);
+  e.runs[2].text = "the river bank was solid and empty a few weeks in advance.";
+  const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
+  const OrderedJson j = article_check_to_json(c);
+  EXPECT_EQ(j["schema"], "genrepro.article-check/1");
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_EQ(j["counted"]["mismatch"], 1);
+  EXPECT_EQ(j["facts"].size(), c.facts.size());
+  bool found = false;
+  for (const auto& f : j["facts"])
+    if (f["fact"] == "text temperature-1-seed-42") {
+      found = true;
+      EXPECT_EQ(f["status"], "mismatch");
+      EXPECT_THAT(f["note"].get<std::string>(), HasSubstr("first difference at byte 41"));
+    }
+  EXPECT_TRUE(found);
+  EXPECT_EQ(article_check_to_json(check_article(facts, kFactsPath, EvidenceFile{"e.json", reproducing_evidence(facts)}))["passed"],
+            true);
+}
+
 TEST(ArticleCheck, RunsOnAnUnprintedSeedAreShownButNotCounted) {
   const OrderedJson facts = load_article_facts(kFactsPath);
   Evidence e = reproducing_evidence(facts);
