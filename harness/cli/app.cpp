@@ -1,5 +1,4 @@
 // genrepro: a reproducibility and evidence harness for the language-model generation loop.
-#include <algorithm>
 #include <string>
 #include <vector>
 

@@ -37,9 +37,6 @@ ProgressStyle progress_style(bool stderr_is_terminal) {
 Progress::Progress(int64_t total_runs, ProgressStyle style, std::ostream& out, std::function<Clock::time_point()> now)
     : total_(total_runs), style_(style), out_(out), now_(std::move(now)), start_(now_()), last_log_(start_) {}
 
-Progress::Progress(int64_t total_runs, bool enabled, std::ostream& out)
-    : Progress(total_runs, enabled ? ProgressStyle::live : ProgressStyle::none, out) {}
-
 void Progress::run_finished(int64_t tokens) {
   std::lock_guard<std::mutex> lock(mutex_);
   ++done_;

@@ -35,8 +35,6 @@ class Progress {
   using Clock = std::chrono::steady_clock;
   Progress(int64_t total_runs, ProgressStyle style, std::ostream& out,
            std::function<Clock::time_point()> now = Clock::now);
-  // enabled: live, else none.
-  Progress(int64_t total_runs, bool enabled, std::ostream& out);
   // Called by any worker thread when a run has finished with `tokens` new tokens.
   void run_finished(int64_t tokens);
   // Ends the line (when anything was drawn).

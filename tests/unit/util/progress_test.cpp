@@ -19,7 +19,7 @@ TEST(Progress, LineArithmetic) {
 
 TEST(Progress, DisabledWritesNothing) {
   std::ostringstream out;
-  Progress p(3, false, out);
+  Progress p(3, ProgressStyle::none, out);
   p.run_finished(5);
   p.finish();
   EXPECT_EQ(out.str(), "");
@@ -27,7 +27,7 @@ TEST(Progress, DisabledWritesNothing) {
 
 TEST(Progress, EnabledRedrawsOneLine) {
   std::ostringstream out;
-  Progress p(2, true, out);
+  Progress p(2, ProgressStyle::live, out);
   p.run_finished(5);
   p.run_finished(5);
   p.finish();
