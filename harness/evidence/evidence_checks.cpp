@@ -73,6 +73,23 @@ void stop_step_counts_the_output(const RunRecord& r, const std::string& file, co
              "found " + std::to_string(r.result.stop_step) + "; allowed: " + std::to_string(made) + ", the number of output ids");
 }
 
+// A step's candidate list names each token once (the writer takes the top N of one distribution);
+// diff pairs candidates by id, so a repeated id would make a file disagree with itself (found by
+// fuzz/evidence_fuzz.cpp).
+void candidates_are_distinct(const RunRecord& r, const std::string& file, const std::string& at) {
+  for (std::size_t k = 0; k < r.result.steps.size(); ++k) {
+    std::map<int64_t, std::size_t> seen;
+    const auto& top = r.result.steps[k].top;
+    for (std::size_t c = 0; c < top.size(); ++c) {
+      const auto [it, inserted] = seen.emplace(top[c].id, c);
+      if (!inserted)
+        violated(file, at + ".steps[" + std::to_string(k) + "].top[" + std::to_string(c) + "].id",
+                 "found " + std::to_string(top[c].id) + ", already top[" + std::to_string(it->second) +
+                     "]; allowed: each token once in a step's candidates");
+    }
+  }
+}
+
 }  // namespace
 
 void check_evidence(const Evidence& e, const std::string& file) {
@@ -84,6 +101,7 @@ void check_evidence(const Evidence& e, const std::string& file) {
     steps_are_numbered_in_order(r, file, at);
     steps_are_the_output_ids(r, file, at);
     stop_step_counts_the_output(r, file, at);
+    candidates_are_distinct(r, file, at);
   }
 }
 

@@ -207,3 +207,23 @@ TEST_F(EvidenceRead, GoldenDirectoryPoolsRunsAndRejectsOverlaps) {
 
 }  // namespace
 }  // namespace genrepro
+
+namespace genrepro {
+namespace {
+
+// Found by fuzz/evidence_fuzz.cpp (a valid file must diff as agreeing with itself): a step whose
+// candidate list names one token twice made diff pair the wrong entries. The reader refuses it.
+TEST(EvidenceReadFuzzFindings, RepeatedCandidateIdIsRefused) {
+  const std::string path = std::string(GENREPRO_SOURCE_DIR) + "/tests/data/fuzz/evidence-repeated-candidate.json";
+  try {
+    read_evidence_file(path);
+    FAIL() << "read " << path;
+  } catch (const EvidenceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("evidence-repeated-candidate.json: runs[0].steps[2].top["), std::string::npos) << what;
+    EXPECT_NE(what.find("allowed: each token once in a step's candidates"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace genrepro
