@@ -18,7 +18,7 @@ deps="${GENREPRO_DEPS_DIR:-$root/.deps}"
 debian_packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libtorch-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libpcre2-dev libopenblas0-pthread libblas3 python3 python3-torch python3-regex python3-jsonschema
+  libpcre2-dev libssl-dev libopenblas0-pthread libblas3 python3 python3-torch python3-regex python3-jsonschema
   libxml2-utils python3-yaml
 )
 

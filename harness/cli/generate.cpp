@@ -1,10 +1,13 @@
 // genrepro generate: one generation run from the command line, greedy or sampled, printing the
 // prompt and its continuation (or, with --ids, the new token ids as a JSON array).
+#include <unistd.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/numerics_flags.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
 #include "spec/sampling_params.hpp"
@@ -13,13 +16,18 @@ namespace genrepro::cli {
 
 namespace {
 
+// The same bound as run's --threads (a typo, not a machine).
+constexpr int kMaxThreads = 256;
+
 struct GenerateOptions {
   ModelChoice model;
   std::string prompt;
   int64_t max_new_tokens = 50;
   bool no_cache = false;
   bool ids = false;
+  bool stream = false;
   int threads = 1;
+  NumericsFlags numerics;
   bool greedy = false;
   // Sampling flags: set only when given, so that "given" decides the mode.
   std::optional<double> temperature;
@@ -104,8 +112,13 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
       ->capture_default_str();
   cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence every step (the article's use_cache=False)");
   cmd->add_flag("--ids", o->ids, "Print only the new token ids as a JSON array");
-  cmd->add_option("--threads", o->threads, "libtorch intra-op threads (changes float results; recorded)")
+  cmd->add_flag("--stream", o->stream,
+                "Print the text as the tokens arrive (the default when stdout is a terminal; not with --ids)");
+  cmd->add_option("--threads", o->threads,
+                  "Cores: BLAS threads of each decoding step where the start-up probe proves they keep the\n"
+                  "bits (libtorch stays on one intra-op thread); the output does not depend on it")
       ->capture_default_str();
+  add_numerics_flags(*cmd, o->numerics);
   cmd->add_flag("--greedy", o->greedy, "Argmax every step (the default when no sampling flag is given)");
   cmd->add_option("--temperature", o->temperature, "Divide logits by T >= 0 (0: greedy) [default 1 when sampling]");
   cmd->add_option("--top-k", o->top_k, "Keep the k largest logits (0: off) [default 0]");
@@ -124,8 +137,14 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     request.params = run_params_from(*o);
     request.model = o->model;
     request.prompt = o->prompt;
+    if (o->threads < 1 || o->threads > kMaxThreads)
+      throw UsageError("--threads " + std::to_string(o->threads) + ": allowed: a whole number from 1 to " +
+                       std::to_string(kMaxThreads));
     request.threads = o->threads;
+    request.numerics = numerics_request_from(o->numerics);
     request.ids = o->ids;
+    if (o->ids && o->stream) throw UsageError("--stream cannot be combined with --ids (the ids are one JSON array)");
+    request.stream = !o->ids && (o->stream || ::isatty(STDOUT_FILENO) == 1);
     ctx.exit_code = ctx.engine.generate(request, ctx.io);
   });
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/numerics_flags.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
 #include "spec/experiment_spec.hpp"
@@ -19,10 +20,12 @@ struct RunOptions {
   ModelChoice model;
   std::string out = "reports/evidence.json";
   int threads = 1;
+  NumericsFlags numerics;
   std::string shard = "1/1";
   std::optional<int64_t> top_candidates;
   bool check_equivalence = false;
   double prob_tolerance = kDefaultProbTolerance;
+  bool json = false;
 };
 
 // Everything that needs no model is checked here, before the engine (and libtorch) loads:
@@ -35,6 +38,7 @@ RunRequest run_request_from(const RunOptions& o) {
   if (std::filesystem::is_directory(o.out, ec))
     throw UsageError("--out " + o.out + ": is a directory; give a file path such as " + o.out + "/evidence.json");
   RunRequest r;
+  r.numerics = numerics_request_from(o.numerics);
   r.shard = parse_shard(o.shard);
   r.shard_text = o.shard;
   r.experiments = load_experiments(o.experiments);
@@ -48,6 +52,7 @@ RunRequest run_request_from(const RunOptions& o) {
   r.threads = o.threads;
   r.check_equivalence = o.check_equivalence;
   r.prob_tolerance = o.prob_tolerance;
+  r.json = o.json;
   return r;
 }
 
@@ -64,8 +69,10 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
   add_model_flags(*cmd, o->model);
   cmd->add_option("--out", o->out, "Where to write the evidence (atomically)")->capture_default_str();
   cmd->add_option("--threads", o->threads,
-                  "Runs executed at once, each on one intra-op thread; the evidence does not depend on it")
+                  "Cores to use: BLAS threads of a batch, or batches at once (docs/numerics.md); the\n"
+                  "evidence's runs do not depend on it")
       ->capture_default_str();
+  add_numerics_flags(*cmd, o->numerics);
   cmd->add_option("--shard", o->shard,
                   "Run shard I of N: the runs whose index % N == I-1 (join shards with genrepro merge)")
       ->capture_default_str();
@@ -77,6 +84,9 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--prob-tolerance", o->prob_tolerance,
                   "With --check-equivalence: probability drift reported beyond this (docs/diff.md)")
       ->capture_default_str();
+  cmd->add_flag("--json", o->json,
+                "Print the summary (evidence path, runs, new tokens, seconds, numerics) or, with\n"
+                "--check-equivalence, the verdict and the diff, as one JSON object on stdout");
   on_verb(*cmd, ctx, [o, &ctx] { ctx.exit_code = ctx.engine.run(run_request_from(*o), ctx.io); });
 }
 

@@ -18,6 +18,7 @@
 #include "cli/console.hpp"
 #include "cli/model_choice.hpp"
 #include "evidence/evidence_diff.hpp"
+#include "evidence/numerics_record.hpp"
 #include "evidence/replay_report.hpp"
 #include "spec/experiment_spec.hpp"
 #include "spec/run_params.hpp"
@@ -35,7 +36,9 @@ struct GenerateRequest {
   ModelChoice model;
   std::string prompt;
   RunParams params;
-  int threads = 1;
+  int threads = 1;  // cores: BLAS threads of the decode where the probe proves they keep the bits
+  NumericsRequest numerics;
+  bool stream = false;  // print the text as tokens arrive (on a terminal, or --stream)
   bool ids = false;  // print the new ids as a JSON array instead of the text
 };
 
@@ -46,10 +49,12 @@ struct RunRequest {
   ModelChoice model;
   std::string out;
   int threads = 1;
+  NumericsRequest numerics;
   Shard shard;
   std::string shard_text;  // as given, for messages
   bool check_equivalence = false;
   double prob_tolerance = kDefaultProbTolerance;
+  bool json = false;  // the summary (or the equivalence verdict) as one JSON object on stdout
 };
 
 // `genrepro replay`: GOLDEN read and checked as evidence.

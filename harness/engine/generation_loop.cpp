@@ -1,6 +1,7 @@
 #include "engine/generation_loop.hpp"
 
 #include <chrono>
+#include <utility>
 
 #include "util/errors.hpp"
 #include "spec/sampling_params.hpp"
@@ -12,14 +13,14 @@ namespace genrepro {
 
 namespace {
 
-void check_inputs(const LogitsSource& source, const std::vector<int64_t>& prompt_ids, const RunParams& params) {
+void check_inputs(int64_t context_size, const std::vector<int64_t>& prompt_ids, const RunParams& params) {
   const auto problems = check_run_params(params);
   if (!problems.empty()) throw SpecError(describe_problem(problems.front(), problems.front().field));
   if (prompt_ids.empty())
     throw UsageError("the prompt encodes to 0 tokens; allowed: at least 1 token; give a non-empty prompt");
-  if (static_cast<int64_t>(prompt_ids.size()) > source.context_size())
+  if (static_cast<int64_t>(prompt_ids.size()) > context_size)
     throw UsageError("the prompt has " + std::to_string(prompt_ids.size()) + " tokens; allowed: at most the model's context (n_positions = " +
-                     std::to_string(source.context_size()) + "); shorten the prompt");
+                     std::to_string(context_size) + "); shorten the prompt");
 }
 
 }  // namespace
@@ -33,58 +34,77 @@ torch::Tensor final_distribution(const torch::Tensor& logits, bool greedy, const
   return greedy ? torch::softmax(logits, 0) : torch::softmax(chain.apply(logits), 0);
 }
 
-GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>& prompt_ids,
-                                const RunParams& params, int64_t eos_token_id, const TokenText& token_text) {
-  check_inputs(source, prompt_ids, params);
-  const auto start = std::chrono::steady_clock::now();
-  const SamplingParams& s = params.sampling;
-  const bool greedy = is_greedy(s);
-  const SamplerChain chain = build_sampler_chain(s);
-  const auto picker = make_token_picker(s);  // seeded once per run, like the article's rng
+GenerationRun::GenerationRun(const std::vector<int64_t>& prompt_ids, const RunParams& params, int64_t eos_token_id,
+                             int64_t context_size, TokenText token_text, TokenObserver on_token)
+    : params_(params),
+      eos_token_id_(eos_token_id),
+      context_size_(context_size),
+      token_text_(std::move(token_text)),
+      on_token_(std::move(on_token)),
+      greedy_(is_greedy(params.sampling)),
+      chain_(build_sampler_chain(params.sampling)),
+      ids_(prompt_ids),
+      start_(std::chrono::steady_clock::now()) {
+  check_inputs(context_size, prompt_ids, params);
+  picker_ = make_token_picker(params.sampling);
+  result_.prompt_ids = prompt_ids;
+  check_stop();
+}
 
-  GenerationResult result;
-  result.prompt_ids = prompt_ids;
-  std::vector<int64_t> ids = prompt_ids;
-  const auto new_tokens = [&] { return static_cast<int64_t>(result.output_ids.size()); };
-
-  for (int64_t step = 0;; ++step) {
-    // stop? the cap first (the user's limit), then the model's context.
-    if (params.max_new_tokens > 0 && new_tokens() == params.max_new_tokens) {
-      result.stop_reason = StopReason::max_new_tokens;
-      break;
-    }
-    if (params.max_new_tokens > 0 && static_cast<int64_t>(ids.size()) >= source.context_size()) {
-      result.stop_reason = StopReason::context_full;  // no room to append: stop cleanly
-      break;
-    }
-
-    // logits = lm(ids, use_cache=False).logits[0, -1]
-    const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
-    const torch::Tensor probs = final_distribution(logits, greedy, chain);
-    const StepInputs in{logits, probs, greedy, table_temperature(s), params.top_candidates};
-
-    if (params.max_new_tokens == 0) {  // record the first prediction, pick nothing
-      result.steps.push_back(describe_step(in, std::nullopt, token_text));
-      result.stop_reason = StopReason::max_new_tokens;
-      break;
-    }
-
-    // next_id = argmax(logits) | torch.multinomial(probs, num_samples=1, generator=rng)
-    const int64_t next_id = greedy ? pick_greedy(logits) : picker->pick(probs);
-    StepRecord record = describe_step(in, next_id, token_text);
-    record.step = step;
-    result.steps.push_back(std::move(record));
-    ids.push_back(next_id);  // ids = torch.cat([ids, next_id.reshape(1, 1)], dim=1)
-    result.output_ids.push_back(next_id);
-
-    if (params.stop_at_eos && next_id == eos_token_id) {  // if next_id.item() == eos: break
-      result.stop_reason = StopReason::eos;
-      break;
-    }
+void GenerationRun::check_stop() {
+  const int64_t new_tokens = static_cast<int64_t>(result_.output_ids.size());
+  // the cap first (the user's limit), then the model's context.
+  if (params_.max_new_tokens > 0 && new_tokens == params_.max_new_tokens) {
+    result_.stop_reason = StopReason::max_new_tokens;
+    finished_ = true;
+  } else if (params_.max_new_tokens > 0 && static_cast<int64_t>(ids_.size()) >= context_size_) {
+    result_.stop_reason = StopReason::context_full;  // no room to append: stop cleanly
+    finished_ = true;
   }
-  result.stop_step = new_tokens();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return result;
+}
+
+void GenerationRun::advance(const torch::Tensor& model_logits) {
+  const torch::Tensor logits = model_logits.to(torch::kFloat32);
+  const torch::Tensor probs = final_distribution(logits, greedy_, chain_);
+  const StepInputs in{logits, probs, greedy_, table_temperature(params_.sampling), params_.top_candidates};
+
+  if (params_.max_new_tokens == 0) {  // record the first prediction, pick nothing
+    result_.steps.push_back(describe_step(in, std::nullopt, token_text_));
+    result_.stop_reason = StopReason::max_new_tokens;
+    finished_ = true;
+    return;
+  }
+
+  // next_id = argmax(logits) | torch.multinomial(probs, num_samples=1, generator=rng)
+  const int64_t next_id = greedy_ ? pick_greedy(logits) : picker_->pick(probs);
+  StepRecord record = describe_step(in, next_id, token_text_);
+  record.step = static_cast<int64_t>(result_.steps.size());
+  result_.steps.push_back(std::move(record));
+  ids_.push_back(next_id);  // ids = torch.cat([ids, next_id.reshape(1, 1)], dim=1)
+  result_.output_ids.push_back(next_id);
+  if (on_token_) on_token_(next_id);
+
+  if (params_.stop_at_eos && next_id == eos_token_id_) {  // if next_id.item() == eos: break
+    result_.stop_reason = StopReason::eos;
+    finished_ = true;
+    return;
+  }
+  check_stop();
+}
+
+GenerationResult GenerationRun::take_result() {
+  result_.stop_step = static_cast<int64_t>(result_.output_ids.size());
+  result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return std::move(result_);
+}
+
+GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>& prompt_ids,
+                                const RunParams& params, int64_t eos_token_id, const TokenText& token_text,
+                                const TokenObserver& on_token) {
+  GenerationRun run(prompt_ids, params, eos_token_id, source.context_size(), token_text, on_token);
+  // model -> logits -> sampler chain -> pick -> record -> stop?
+  while (!run.finished()) run.advance(source.next_logits(run.ids()));
+  return run.take_result();
 }
 
 }  // namespace genrepro

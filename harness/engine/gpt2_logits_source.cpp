@@ -12,30 +12,32 @@ namespace {
 // lm(ids, use_cache=False).logits[0, -1]: every step runs the whole sequence.
 class RecomputeSource : public LogitsSource {
  public:
-  explicit RecomputeSource(const Gpt2Model& model) : model_(model) {}
+  RecomputeSource(const Gpt2Model& model, const LinearLayout& layout) : model_(model), layout_(layout) {}
 
   torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
-    return model_.forward(ids).select(0, -1).clone();  // [T, V] -> [V]
+    return model_.forward(ids, layout_).select(0, -1).clone();  // [T, V] -> [V]
   }
 
   int64_t context_size() const override { return model_.config().n_positions; }
 
  private:
   const Gpt2Model& model_;
+  LinearLayout layout_;
 };
 
 // Feeds only the tokens it has not seen. When `ids` is not an extension of what it has cached
 // (a new prompt, or a caller that rewound), it starts over from an empty cache.
 class CachedSource : public LogitsSource {
  public:
-  explicit CachedSource(const Gpt2Model& model) : model_(model) {}
+  CachedSource(const Gpt2Model& model, int64_t reserve_tokens, const LinearLayout& layout)
+      : model_(model), reserve_tokens_(reserve_tokens), layout_(layout), cache_(empty_cache()) {}
 
   torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
     if (ids == fed_ && last_logits_.defined()) {
       return last_logits_.clone();  // asked again for the same sequence
     }
     if (!extends_fed(ids)) {
-      cache_ = KvCache{};
+      cache_ = empty_cache();
       fed_.clear();
     }
     const std::vector<int64_t> new_ids(ids.begin() + static_cast<std::ptrdiff_t>(fed_.size()), ids.end());
@@ -56,16 +58,20 @@ class CachedSource : public LogitsSource {
   // next call starts from a clean cache rather than a half-updated one.
   torch::Tensor feed(const std::vector<int64_t>& new_ids) {
     try {
-      return model_.forward_cached(cache_, new_ids);
+      return model_.forward_cached(cache_, new_ids, layout_);
     } catch (...) {
-      cache_ = KvCache{};
+      cache_ = empty_cache();
       fed_.clear();
       last_logits_ = torch::Tensor();
       throw;
     }
   }
 
+  KvCache empty_cache() const { return reserve_tokens_ > 0 ? model_.make_cache(reserve_tokens_) : KvCache{}; }
+
   const Gpt2Model& model_;
+  int64_t reserve_tokens_;
+  LinearLayout layout_;
   KvCache cache_;
   std::vector<int64_t> fed_;   // the ids whose keys/values are in cache_
   torch::Tensor last_logits_;  // logits [V] after fed_
@@ -74,11 +80,20 @@ class CachedSource : public LogitsSource {
 }  // namespace
 
 std::unique_ptr<LogitsSource> make_recompute_source(const Gpt2Model& model) {
-  return std::make_unique<RecomputeSource>(model);
+  return make_recompute_source(model, LinearLayout{});
 }
 
-std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model) {
-  return std::make_unique<CachedSource>(model);
+std::unique_ptr<LogitsSource> make_recompute_source(const Gpt2Model& model, const LinearLayout& layout) {
+  return std::make_unique<RecomputeSource>(model, layout);
+}
+
+std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model, int64_t reserve_tokens) {
+  return make_cached_source(model, reserve_tokens, LinearLayout{});
+}
+
+std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model, int64_t reserve_tokens,
+                                                 const LinearLayout& layout) {
+  return std::make_unique<CachedSource>(model, reserve_tokens, layout);
 }
 
 }  // namespace genrepro

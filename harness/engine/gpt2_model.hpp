@@ -12,11 +12,40 @@
 
 namespace genrepro {
 
-// Keys and values of every layer for the tokens seen so far: [n_layer] x [n_head, T, head_dim].
+// Keys and values of every layer for the tokens seen so far. Each layer's tensor is allocated
+// once for `capacity` tokens, [n_head, capacity, head_dim], and the first `length` positions hold
+// data: attention reads a view of them, so no step copies the cache (HF's torch.cat does, and
+// gives the same bits: tests/unit/engine/batched_decoder_test.cpp). A cache that runs out of room
+// grows to the needed size, so capacity is only a hint (Gpt2Model::make_cache).
 struct KvCache {
   std::vector<torch::Tensor> keys;
   std::vector<torch::Tensor> values;
-  int64_t length = 0;  // tokens already in the cache
+  int64_t length = 0;    // tokens already in the cache
+  int64_t capacity = 0;  // tokens the tensors have room for
+};
+
+// How the linear layers (c_attn, c_proj, c_fc, mlp c_proj, lm_head) see their rows
+// (docs/numerics.md). tile = 0: every row of a call in one GEMM (the reference numerics: one row
+// alone, or a batch the probe proved gives each row those bits). tile = T: GEMMs of exactly T
+// rows, the last padded with zeros, so a row's bits never depend on how many rows came with it.
+struct LinearLayout {
+  int64_t tile = 0;
+};
+
+// Conv1D (addmm(bias, x, W), W [in, out]) or, without a bias, the tied head (linear(x, wte),
+// wte [out, in]) over the rows of x [N, in], in `layout` -> [N, out].
+torch::Tensor linear_rows(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor* bias,
+                          const LinearLayout& layout);
+
+// One kind of linear layer as the forward pass calls it (what the numerics probe measures).
+struct LinearOp {
+  std::string name;      // c_attn, attn_c_proj, c_fc, mlp_c_proj, lm_head
+  torch::Tensor weight;  // as stored
+  torch::Tensor bias;    // undefined for lm_head
+  torch::Tensor operator()(const torch::Tensor& x, const LinearLayout& layout) const {
+    return linear_rows(x, weight, bias.defined() ? &bias : nullptr, layout);
+  }
+  int64_t in_features() const { return bias.defined() ? weight.size(0) : weight.size(1); }
 };
 
 class Gpt2Model {
@@ -28,12 +57,30 @@ class Gpt2Model {
 
   const Gpt2Config& config() const;
 
+  // Every shape of linear layer the forward pass multiplies by: layer 0's four and the head.
+  std::vector<LinearOp> linear_ops() const;
+
+  // A copy of `cache` with room for `capacity` tokens (a run starting from a shared prefill).
+  KvCache copy_cache(const KvCache& cache, int64_t capacity) const;
+
   // Recompute (the article's use_cache=False): ids [T] -> logits [T, V] for every position.
-  torch::Tensor forward(const std::vector<int64_t>& ids) const;
+  torch::Tensor forward(const std::vector<int64_t>& ids, const LinearLayout& layout = {}) const;
+
+  // An empty cache with room for `capacity` tokens (at most n_positions) allocated up front.
+  KvCache make_cache(int64_t capacity) const;
 
   // KV cache: feeds new_ids [N] after cache.length earlier tokens, appends their keys/values,
   // returns logits [N, V]. Same numbers as forward() on the whole sequence, to float tolerance.
-  torch::Tensor forward_cached(KvCache& cache, const std::vector<int64_t>& new_ids) const;
+  // `cache` is empty (KvCache{} or make_cache) or was filled by this model.
+  torch::Tensor forward_cached(KvCache& cache, const std::vector<int64_t>& new_ids,
+                               const LinearLayout& layout = {}) const;
+
+  // One decoding step of B sequences at once: ids[b] follows what caches[b] holds. The linear
+  // layers, layer norms and activations see the B rows as one matrix; attention runs per
+  // sequence on its own cache. Returns logits [B, V]; row b has the bits forward_cached(*caches[b],
+  // {ids[b]}) gives, when `layout` is one the numerics probe proved (engine/numerics_probe.hpp).
+  torch::Tensor forward_step(const std::vector<KvCache*>& caches, const std::vector<int64_t>& ids,
+                             const LinearLayout& layout = {}) const;
 
   // Both throw UsageError (one line, naming config.json) for an empty sequence, an id outside
   // [0, vocab_size), or more than n_positions tokens in all; the cache is then left unchanged.
@@ -56,11 +103,23 @@ class Gpt2Model {
   // Throws UsageError for an empty sequence, an id outside [0, V), or past_length + N > n_positions.
   void check_ids(const std::vector<int64_t>& ids, int64_t past_length) const;
 
-  // The whole network on new ids at positions past_length.. ; with `cache`, attends to the cached
-  // keys/values and appends the new ones. Returns logits [N, V].
-  torch::Tensor run(const std::vector<int64_t>& ids, KvCache* cache) const;
-  torch::Tensor attention(const Block& b, const torch::Tensor& x, int64_t layer, KvCache* cache) const;
-  torch::Tensor mlp(const Block& b, const torch::Tensor& x) const;
+  // Consecutive rows of one forward call that belong to one sequence: rows [begin, begin + count)
+  // at positions past.. ; with `cache`, they attend to its keys/values and append theirs.
+  struct Segment {
+    int64_t begin = 0;
+    int64_t count = 0;
+    int64_t past = 0;
+    KvCache* cache = nullptr;
+  };
+
+  // The whole network on `ids` (the rows of every segment, in order). Returns logits [N, V].
+  torch::Tensor run(const std::vector<int64_t>& ids, const std::vector<Segment>& segments,
+                    const LinearLayout& layout) const;
+  torch::Tensor attention(const Block& b, const torch::Tensor& x, int64_t layer,
+                          const std::vector<Segment>& segments, const LinearLayout& layout) const;
+  torch::Tensor attend(const torch::Tensor& qkv, int64_t layer, const Segment& segment) const;
+  torch::Tensor mlp(const Block& b, const torch::Tensor& x, const LinearLayout& layout) const;
+  void ensure_room(KvCache& cache, int64_t tokens) const;
   torch::Tensor activation(const torch::Tensor& x) const;
 
   Gpt2Config config_;

@@ -10,6 +10,7 @@
 namespace genrepro {
 
 class Gpt2Model;
+struct LinearLayout;
 
 class LogitsSource {
  public:
@@ -21,7 +22,14 @@ class LogitsSource {
   virtual int64_t context_size() const = 0;
 };
 
+// `layout`: the numerics of the linear layers (engine/gpt2_model.hpp); the default is the
+// reference one-run path.
 std::unique_ptr<LogitsSource> make_recompute_source(const Gpt2Model& model);
-std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model);
+std::unique_ptr<LogitsSource> make_recompute_source(const Gpt2Model& model, const LinearLayout& layout);
+// `reserve_tokens`: the longest sequence expected (prompt + max_new_tokens), allocated up front;
+// 0 lets the cache grow as needed. Either gives the same numbers.
+std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model, int64_t reserve_tokens = 0);
+std::unique_ptr<LogitsSource> make_cached_source(const Gpt2Model& model, int64_t reserve_tokens,
+                                                 const LinearLayout& layout);
 
 }  // namespace genrepro

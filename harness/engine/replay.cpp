@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <iostream>
 #include <sstream>
 
 #include "util/errors.hpp"
@@ -191,9 +192,18 @@ ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward f
 
 // Replays every run on `threads` workers; results[k] belongs to runs[k].
 std::vector<ReplayRun> replay_all(const std::vector<GoldenRun>& runs, const Gpt2Model& model, ReplayForward forward,
-                                  int threads) {
+                                  int threads, Progress& progress) {
   std::vector<ReplayRun> results(runs.size());
-  for_each_index(runs.size(), threads, [&](size_t k) { results[k] = replay_one(runs[k], model, forward); });
+  try {
+    for_each_index(runs.size(), threads, [&](size_t k) {
+      results[k] = replay_one(runs[k], model, forward);
+      progress.run_finished(static_cast<int64_t>(runs[k].record.result.steps.size()));
+    });
+  } catch (...) {
+    progress.finish();  // end the progress line before the error is printed
+    throw;
+  }
+  progress.finish();
   return results;
 }
 
@@ -242,7 +252,9 @@ ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const Replay
 
   prepare_runtime_for_runs();  // one intra-op and one BLAS thread per run, as `run` executes
   const Gpt2Model model = Gpt2Model::load(o.model);
-  report.runs = replay_all(runs, model, o.forward, o.threads);
+  Progress progress(static_cast<int64_t>(runs.size()), o.progress != nullptr ? o.progress_style : ProgressStyle::none,
+                    o.progress != nullptr ? *o.progress : std::cerr);
+  report.runs = replay_all(runs, model, o.forward, o.threads, progress);
   for (const ReplayRun& r : report.runs) {
     pool_into(report.logp, r.logp);
     pool_into(report.logp_unfiltered, r.logp_unfiltered);

@@ -11,6 +11,7 @@
 // (describe_step), so replaying a golden made by this build on this machine drifts by exactly 0.
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "evidence/evidence.hpp"
 #include "evidence/replay_report.hpp"
 #include "model/model_files.hpp"
+#include "util/progress.hpp"
 
 namespace genrepro {
 
@@ -32,6 +34,8 @@ struct ReplayOptions {
   // mismatches allowed (the CLI names the model and prints the warnings then, so that an error
   // before it stays the only line on stderr).
   std::function<void(const std::vector<ModelMismatch>&)> on_checked;
+  std::ostream* progress = nullptr;  // where progress goes (runs replayed, tokens/s), or nullptr
+  ProgressStyle progress_style = ProgressStyle::live;  // a redrawn line, or plain lines for CI logs
 };
 
 // `golden` as read_golden reads GOLDEN (a file or a directory; its structure, such as steps

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <optional>
 
 #include "build_info.hpp"
 #include "util/errors.hpp"
@@ -11,6 +13,9 @@
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
+#include "engine/batched_decoder.hpp"
+#include "engine/numerics_probe.hpp"
+#include "engine/numerics_setup.hpp"
 #include "engine/run_environment.hpp"
 
 namespace genrepro {
@@ -31,28 +36,71 @@ std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& conf
   return "hf-dir";
 }
 
-// Runs plan.selected on `threads` workers; results[k] belongs to plan.selected[k].
-std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& model, const Gpt2Tokenizer& tokenizer,
-                                      int threads, Progress& progress) {
-  std::vector<GenerationResult> results(plan.selected.size());
-  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+// The article's recompute loop keeps its literal form: one run per worker, on one BLAS thread.
+void execute_recompute(const RunPlan& plan, const std::vector<size_t>& ks, const Gpt2Model& model,
+                       const TokenText& token_text, const NumericsSetup& numerics, int threads,
+                       std::vector<GenerationResult>& results, Progress& progress) {
+  set_blas_threads(1);
   const int64_t eos = model.config().eos_token_id;
-  const auto run_one = [&](size_t k) {
+  for_each_index(ks.size(), threads, [&](size_t i) {
+    const size_t k = ks[i];
     const size_t index = static_cast<size_t>(plan.selected[k]);
-    const RunParams& params = plan.runs[index].params;
-    // A source per run: the cached one holds this run's keys and values.
-    const auto source = params.use_cache ? make_cached_source(model) : make_recompute_source(model);
-    results[k] = run_generation(*source, plan.prompt_ids[index], params, eos, token_text);
+    const auto source = make_recompute_source(model, numerics.batch.layout);
+    results[k] = run_generation(*source, plan.prompt_ids[index], plan.runs[index].params, eos, token_text);
+    progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
+  });
+}
+
+// The KV-cache runs in lock-step batches (engine/batched_decoder.hpp), numerics.workers of them at
+// once, each taking the next waiting run when one of its runs finishes.
+void execute_cached(const RunPlan& plan, const std::vector<size_t>& ks, const Gpt2Model& model,
+                    const TokenText& token_text, const NumericsSetup& numerics,
+                    std::vector<GenerationResult>& results, Progress& progress) {
+  std::vector<DecodeJob> jobs;
+  for (size_t k : ks) {
+    const size_t index = static_cast<size_t>(plan.selected[k]);
+    jobs.push_back(DecodeJob{&plan.prompt_ids[index], &plan.runs[index].params});
+  }
+  std::mutex mutex;
+  size_t next = 0;
+  const auto next_job = [&]() -> std::optional<size_t> {
+    std::lock_guard<std::mutex> lock(mutex);
+    return next < jobs.size() ? std::optional<size_t>(next++) : std::nullopt;
+  };
+  const auto finished = [&](size_t j, GenerationResult result) {
+    const size_t k = ks[j];
+    results[k] = std::move(result);
     progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
   };
+  for_each_index(static_cast<size_t>(numerics.workers), numerics.workers,
+                 [&](size_t) { decode_batched(model, jobs, numerics.batch, next_job, token_text, finished); });
+  set_blas_threads(1);
+}
+
+// Runs plan.selected; results[k] belongs to plan.selected[k], whatever ran beside it.
+std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& model, const Gpt2Tokenizer& tokenizer,
+                                      const NumericsSetup& numerics, int threads, Progress& progress) {
+  std::vector<GenerationResult> results(plan.selected.size());
+  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+  std::vector<size_t> recompute, cached;
+  for (size_t k = 0; k < plan.selected.size(); ++k)
+    (plan.runs[static_cast<size_t>(plan.selected[k])].params.use_cache ? cached : recompute).push_back(k);
   try {
-    for_each_index(plan.selected.size(), threads, run_one);
+    execute_recompute(plan, recompute, model, token_text, numerics, threads, results, progress);
+    execute_cached(plan, cached, model, token_text, numerics, results, progress);
   } catch (...) {
+    set_blas_threads(1);
     progress.finish();  // end the progress line before the error is printed
     throw;
   }
   progress.finish();
   return results;
+}
+
+int64_t cached_run_count(const RunPlan& plan) {
+  int64_t n = 0;
+  for (int64_t index : plan.selected) n += plan.runs[static_cast<size_t>(index)].params.use_cache ? 1 : 0;
+  return n;
 }
 
 }  // namespace
@@ -78,7 +126,8 @@ struct LoadedExperiments {
   Gpt2Tokenizer tokenizer;
   RunPlan plan;
   Gpt2Model model;
-  Evidence header;  // everything but the runs
+  NumericsProbeResult probe;
+  Evidence header;  // everything but the runs (and the numerics block, which depends on the pass)
 };
 
 LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
@@ -95,23 +144,35 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();
+  // Measured before anything runs: a --batch it does not prove is refused now, not after a pass.
+  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads));
+  choose_numerics(o.numerics, probe, o.threads, cached_run_count(plan));
   Evidence header;
   header.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
   header.created_utc = utc_timestamp_now();
   header.environment = collect_environment(o.threads);
   header.model = describe_model(o.model, config);
   for (const ExperimentSpec& spec : plan.experiments) header.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
-  return LoadedExperiments{std::move(tokenizer), std::move(plan), std::move(model), std::move(header)};
+  return LoadedExperiments{std::move(tokenizer), std::move(plan), std::move(model), probe, std::move(header)};
 }
 
+// How one pass executes: the numerics asked for, on `threads` cores.
+struct PassSettings {
+  NumericsRequest numerics;
+  int threads = 1;
+};
+
 // Every selected run of `plan` once, recorded in index order into a copy of the header.
-Evidence run_plan(const RunnerOptions& o, const LoadedExperiments& loaded, const RunPlan& plan) {
+Evidence run_plan(const RunnerOptions& o, const LoadedExperiments& loaded, const RunPlan& plan,
+                  const PassSettings& pass) {
   const Gpt2Tokenizer& tokenizer = loaded.tokenizer;
   Evidence e = loaded.header;
+  const NumericsSetup numerics = choose_numerics(pass.numerics, loaded.probe, pass.threads, cached_run_count(plan));
+  e.numerics = numerics.record;
   Progress progress(static_cast<int64_t>(plan.selected.size()),
                     o.progress != nullptr ? o.progress_style : ProgressStyle::none,
                     o.progress != nullptr ? *o.progress : std::cerr);
-  std::vector<GenerationResult> results = execute(plan, loaded.model, tokenizer, o.threads, progress);
+  std::vector<GenerationResult> results = execute(plan, loaded.model, tokenizer, numerics, pass.threads, progress);
 
   for (size_t k = 0; k < plan.selected.size(); ++k) {
     const size_t index = static_cast<size_t>(plan.selected[k]);
@@ -142,13 +203,18 @@ RunPlan with_use_cache(RunPlan plan, bool use_cache) {
 
 Evidence run_experiments(const RunnerOptions& o) {
   const LoadedExperiments loaded = load_experiments_and_model(o);
-  return run_plan(o, loaded, loaded.plan);
+  return run_plan(o, loaded, loaded.plan, PassSettings{o.numerics, o.threads});
 }
 
 CacheEquivalenceEvidence run_with_and_without_cache(const RunnerOptions& o) {
   const LoadedExperiments loaded = load_experiments_and_model(o);
-  return CacheEquivalenceEvidence{run_plan(o, loaded, with_use_cache(loaded.plan, false)),
-                                  run_plan(o, loaded, with_use_cache(loaded.plan, true))};
+  NumericsRequest alone = o.numerics;
+  alone.batch = 1;
+  alone.allow_inexact_batch = false;
+  const RunPlan cached = with_use_cache(loaded.plan, true);
+  return CacheEquivalenceEvidence{run_plan(o, loaded, with_use_cache(loaded.plan, false), PassSettings{o.numerics, o.threads}),
+                                  run_plan(o, loaded, cached, PassSettings{o.numerics, o.threads}),
+                                  run_plan(o, loaded, cached, PassSettings{alone, 1})};
 }
 
 }  // namespace genrepro

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
+#include "evidence/numerics_record.hpp"
 #include "plan/run_plan.hpp"
 #include "spec/experiment_spec.hpp"
 #include "model/model_config.hpp"
@@ -25,7 +26,8 @@ namespace genrepro {
 struct RunnerOptions {
   std::vector<ExperimentSpec> experiments;  // parsed and checked (load_experiments, override_top_candidates)
   ModelFiles model;
-  int threads = 1;                        // runs executed at once
+  int threads = 1;                        // cores: BLAS threads and batches (docs/numerics.md)
+  NumericsRequest numerics;               // --numerics, --batch, --allow-inexact-batch
   Shard shard;                            // 1/1 = everything
   std::ostream* progress = nullptr;       // where progress goes, or nullptr for none
   ProgressStyle progress_style = ProgressStyle::live;  // a redrawn line, or plain lines for CI logs
@@ -40,13 +42,15 @@ ModelInfo describe_model(const ModelFiles& files, const Gpt2Config& config);
 // and BLAS threads to one per run (prepare_runtime_for_runs) before anything runs.
 Evidence run_experiments(const RunnerOptions& o);
 
-// For --check-equivalence: the same selected runs executed twice, every run's use_cache
-// overridden to false (recompute, the article's use_cache=False) and then to true (the KV
-// cache). Planned, loaded and hashed once; run ids stay those of the experiment files, so the
-// two passes pair run for run (diff_cache_equivalence).
+// For --check-equivalence: the same selected runs executed three times: every run's use_cache
+// overridden to false (recompute, the article's use_cache=False), then to true (the KV cache,
+// batched as asked), then to true one run at a time (--batch 1 on one core, same numerics mode).
+// Planned, loaded and hashed once; run ids stay those of the experiment files, so the passes
+// pair run for run (diff_cache_equivalence; the batched and lone runs must be byte-identical).
 struct CacheEquivalenceEvidence {
   Evidence recompute;
   Evidence cached;
+  Evidence cached_alone;
 };
 CacheEquivalenceEvidence run_with_and_without_cache(const RunnerOptions& o);
 

@@ -1,15 +1,28 @@
 #include "engine/step_evidence.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 namespace genrepro {
 
 namespace {
 
-// Entropy in nats of a distribution given as probabilities (0 * log 0 counts as 0), in double.
-double entropy_nats(const torch::Tensor& probs) {
-  const auto p = probs.to(torch::kFloat64);
-  const auto positive = p.index({p > 0});
+// The positive probabilities, in index order, as float64 [K]: what p.to(float64)[p > 0] holds,
+// gathered in one pass instead of converting and masking all V.
+torch::Tensor positive_as_double(const float* p, int64_t vocab) {
+  std::vector<double> positive;
+  for (int64_t i = 0; i < vocab; ++i)
+    if (p[i] > 0) positive.push_back(p[i]);
+  torch::Tensor out = torch::empty({static_cast<int64_t>(positive.size())}, torch::kFloat64);
+  std::memcpy(out.data_ptr<double>(), positive.data(), positive.size() * sizeof(double));
+  return out;
+}
+
+// Entropy in nats of a distribution given as probabilities (0 * log 0 counts as 0), in double:
+// -(p * log p).sum() over the positive ones, the same torch ops on the same values in the same
+// order as ever (the record's bits do not change).
+double entropy_nats(const torch::Tensor& positive) {
   return -(positive * positive.log()).sum().item<double>();
 }
 
@@ -34,8 +47,9 @@ StepRecord describe_step(const StepInputs& in, std::optional<int64_t> chosen, co
     r.prob = final_p[*chosen];
     r.prob_t1 = t1[*chosen];
   }
-  r.kept = in.greedy ? 1 : (final_probs > 0).sum().item<int64_t>();
-  r.entropy = entropy_nats(final_probs);
+  const torch::Tensor positive = positive_as_double(final_p, vocab);
+  r.kept = in.greedy ? 1 : positive.size(0);
+  r.entropy = entropy_nats(positive);
 
   // The best candidates by logit (temperature and filters never reorder them); at least two for
   // the margins even when the record lists fewer.

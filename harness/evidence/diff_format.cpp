@@ -141,6 +141,7 @@ std::string format_diff_text(const EvidenceDiff& diff) {
     if (r.verdict != Verdict::agree) write_run(o, r);
   for (const std::string& id : diff.missing) o << "missing run " << id << ": in golden, not in the new evidence\n";
   for (const std::string& id : diff.extra) o << "extra run " << id << ": in the new evidence, not in golden\n";
+  write_block(o, "numerics mode differs (docs/numerics.md; a likely cause, not a failure):", diff.numerics);
   write_block(o, "environment differs (likely causes, not failures):", diff.environment);
   write_block(o, "provenance differs (build, model files; not failures):", diff.provenance);
   o << diff_summary_line(diff) << "\n";
@@ -167,6 +168,7 @@ OrderedJson diff_to_json(const EvidenceDiff& diff) {
           {"runs", runs},
           {"missing", diff.missing},
           {"extra", diff.extra},
+          {"numerics", differences_json(diff.numerics)},
           {"environment", differences_json(diff.environment)},
           {"provenance", differences_json(diff.provenance)}};
 }

@@ -130,6 +130,7 @@ OrderedJson evidence_to_json(const Evidence& e) {
   OrderedJson j = {{"schema", e.schema}, {"genrepro", {{"version", e.genrepro.version}, {"git_commit", e.genrepro.git_commit}}}};
   if (e.created_utc) j["created_utc"] = *e.created_utc;  // volatile: a golden has none
   j["environment"] = environment_to_json(e.environment);
+  if (e.numerics) j["numerics"] = numerics_to_json(*e.numerics);
   j["model"] = model_to_json(e.model);
   j["experiments"] = std::move(experiments);
   j["runs"] = std::move(runs);

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evidence/environment.hpp"
+#include "evidence/numerics_record.hpp"
 #include "evidence/run_record.hpp"
 #include "spec/run_params.hpp"
 #include "util/json_text.hpp"
@@ -77,6 +78,8 @@ struct Evidence {
   // Volatile; "YYYY-MM-DDTHH:MM:SSZ" in evidence, absent in a golden (and then not written).
   std::optional<std::string> created_utc;
   Environment environment;
+  // Absent in evidence written before the numerics modes: that evidence is reference.
+  std::optional<NumericsRecord> numerics;
   ModelInfo model;
   std::vector<ExperimentRecord> experiments;
   std::vector<RunRecord> runs;
@@ -133,7 +136,8 @@ void check_evidence(const Evidence& e, const std::string& file);
 // ---- volatile fields ----
 
 // A copy without the fields that legitimately differ between identical runs: created_utc,
-// runs[*].timing and environment.threads.runs_concurrently. Compare these to compare evidence;
+// runs[*].timing, environment.threads.runs_concurrently and numerics.execution (how the runs
+// were scheduled: batch, workers, threads, the probe's timing). Compare these to compare evidence;
 // bless writes goldens without them. For nlohmann::json and OrderedJson alike, so a golden
 // keeps the evidence's key order.
 template <class Json>
@@ -143,6 +147,7 @@ Json strip_volatile(Json evidence) {
   if (evidence.contains("environment") && evidence["environment"].is_object() &&
       evidence["environment"].contains("threads") && evidence["environment"]["threads"].is_object())
     evidence["environment"]["threads"].erase("runs_concurrently");
+  if (evidence.contains("numerics") && evidence["numerics"].is_object()) evidence["numerics"].erase("execution");
   if (evidence.contains("runs") && evidence["runs"].is_array())
     for (auto& run : evidence["runs"])
       if (run.is_object()) run.erase("timing");

@@ -60,6 +60,15 @@ std::vector<ValueDifference> environment_differences(const Evidence& g, const Ev
   return out;
 }
 
+// Evidence from before the numerics modes is reference evidence.
+std::vector<ValueDifference> numerics_differences(const Evidence& g, const Evidence& n) {
+  std::vector<ValueDifference> out;
+  const NumericsRecord reference;
+  compare_blocks(numerics_identity_json(g.numerics.value_or(reference)),
+                 numerics_identity_json(n.numerics.value_or(reference)), "numerics", {}, out);
+  return out;
+}
+
 OrderedJson tool_json(const ToolInfo& t) { return {{"version", t.version}, {"git_commit", t.git_commit}}; }
 
 std::vector<ValueDifference> provenance_differences(const Evidence& g, const Evidence& n) {
@@ -124,6 +133,7 @@ EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const Eviden
   for (const EvidenceFile& g : golden) {
     diff.golden_files.push_back(g.path);
     add_unique(diff.environment, environment_differences(g.evidence, current.evidence));
+    add_unique(diff.numerics, numerics_differences(g.evidence, current.evidence));
     add_unique(diff.provenance, provenance_differences(g.evidence, current.evidence));
     for (const RunRecord& run : g.evidence.runs) {
       golden_ids.insert(run.id);

@@ -292,6 +292,25 @@ void check_schema(const OrderedJson& j, const std::string& file) {
                         "\"; regenerate the evidence with this genrepro (or use the genrepro that wrote it)");
 }
 
+std::optional<NumericsRecord> numerics_from_json(const Fields& f, const OrderedJson& j) {
+  if (!j.contains("numerics")) return std::nullopt;
+  const OrderedJson& block = f.object(j, "", "numerics");
+  NumericsRecord n;
+  const std::string mode = f.string(block, "numerics", "mode");
+  const std::optional<NumericsMode> parsed = parse_numerics_mode(mode);
+  if (!parsed)
+    throw EvidenceError(f.file() + ": numerics.mode: \"" + mode + "\" is not a numerics mode; allowed: reference, tiled");
+  n.mode = *parsed;
+  if (n.mode == NumericsMode::tiled) {
+    n.tile = f.small_integer(block, "numerics", "tile");
+    if (n.tile < 1)
+      throw EvidenceError(f.file() + ": numerics.tile: " + std::to_string(n.tile) + "; allowed: a whole number >= 1");
+  }
+  if (block.contains("inexact_batch")) n.inexact_batch = f.boolean(block, "numerics", "inexact_batch");
+  if (block.contains("execution")) n.execution = f.object(block, "numerics", "execution");  // volatile
+  return n;
+}
+
 }  // namespace
 
 Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
@@ -302,6 +321,7 @@ Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
   e.genrepro = ToolInfo{f.string(tool, "genrepro", "version"), f.string(tool, "genrepro", "git_commit")};
   if (j.contains("created_utc")) e.created_utc = f.string(j, "", "created_utc");  // volatile
   e.environment = environment_from_json(f, f.object(j, "", "environment"), "environment");
+  e.numerics = numerics_from_json(f, j);
   e.model = model_from_json(f, f.object(j, "", "model"), "model");
   const OrderedJson& experiments = f.array(j, "", "experiments");
   for (std::size_t i = 0; i < experiments.size(); ++i)

@@ -20,6 +20,7 @@ json shared_parts(const Evidence& e) {
   return {{"schema", e.schema},
           {"genrepro", {{"version", e.genrepro.version}, {"git_commit", e.genrepro.git_commit}}},
           {"environment", env},
+          {"numerics", json(numerics_identity_json(e.numerics.value_or(NumericsRecord{})))},
           {"model", json(model_to_json(e.model))},
           {"experiments", experiments}};
 }

@@ -40,6 +40,9 @@ class SafetensorsFile {
 
   // Pointer to the tensor's raw bytes inside the mapping (valid while this object lives).
   const std::byte* data(const TensorInfo& t) const;
+  // The mapping itself, for a reader that keeps pointers into it (data()) beyond this object's
+  // life: they stay valid while the returned handle lives.
+  std::shared_ptr<const void> mapping() const { return map_; }
   // The tensor as float32, upcasting F16 / BF16; a copy.
   std::vector<float> to_f32(const TensorInfo& t) const;
 

@@ -1,12 +1,15 @@
 #pragma once
 // SHA-256 (FIPS 180-4), so evidence can pin the exact bytes of weights, tokenizer and experiment
-// files, and so run ids can be derived from their parameters. No dependency beyond the standard
-// library; checked against the NIST example vectors in tests/unit/util/sha256_test.cpp.
+// files, and so run ids can be derived from their parameters. OpenSSL's libcrypto computes it;
+// checked against the NIST example vectors in tests/unit/util/sha256_test.cpp.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <memory>
+
+struct evp_md_ctx_st;  // OpenSSL's EVP_MD_CTX, kept out of every includer
 
 namespace genrepro {
 
@@ -19,11 +22,7 @@ class Sha256 {
   std::array<uint8_t, 32> finish();
 
  private:
-  void compress(const uint8_t* block);
-  std::array<uint32_t, 8> state_;
-  std::array<uint8_t, 64> buffer_{};
-  size_t buffered_ = 0;
-  uint64_t total_bytes_ = 0;
+  std::unique_ptr<evp_md_ctx_st, void (*)(evp_md_ctx_st*)> ctx_;
 };
 
 std::string to_hex(const std::array<uint8_t, 32>& digest);

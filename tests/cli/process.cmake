@@ -41,13 +41,13 @@ genrepro_cli_test(NAME cli.process.exit3_engine_library_missing EXIT 3 ONE_LINE_
 # The engine opened on first use: the model note and the stop line are all of stderr.
 genrepro_cli_test(NAME cli.process.generate_exit0 EXIT 0 NEEDS_MODEL
   STDOUT "^\\[[0-9]+(,[0-9]+){4}\\]\n$"
-  STDERR "^model: [^\n]* \\(from --model\\)\nstop: max_new_tokens after 5 new tokens \\(greedy, kv cache\\)\n$"
+  STDERR "^model: [^\n]* \\(from --model\\)\npath: KV cache [^\n]*numerics reference[^\n]*\nstop: max_new_tokens after 5 new tokens \\(greedy, kv cache\\)\n$"
   COMMAND ${_gen} --model ${GENREPRO_TINY_MODEL} --ids)
 # libtorch's own error (c10::Error, whose message carries a backtrace): NaN weights pass the load
 # checks and torch::multinomial refuses the NaN probabilities. Exit 3, and after the model note
 # exactly one line.
 genrepro_cli_test(NAME cli.process.libtorch_error_one_line EXIT 3
-  STDERR "^model: [^\n]*\ngenrepro: internal error \\(please report\\): probability tensor contains either .inf., .nan. or element < 0\n$"
+  STDERR "^model: [^\n]*\npath: [^\n]*\ngenrepro: internal error \\(please report\\): probability tensor contains either .inf., .nan. or element < 0\n$"
   FIXTURES broken_models NEEDS_MODEL
   COMMAND ${_gen} --model ${GENREPRO_BROKEN_MODELS}/weights_nan --seed 1)
 

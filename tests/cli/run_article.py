@@ -8,7 +8,8 @@ and --merged-evidence (the two halves --shard 1/2 and 2/2, merged).
 - model.files' sha256 are those of the files on disk (hashlib, independent of genrepro's sha256);
 - environment.blas names the BLAS the dynamic loader really gives the binary (ldd);
 - the --threads 2 run and the merged shards give evidence identical to the first apart from the
-  volatile fields (created_utc, runs[*].timing, environment.threads.runs_concurrently), stripped
+  volatile fields (created_utc, runs[*].timing, environment.threads.runs_concurrently,
+  numerics.execution), stripped
   here independently of genrepro; --threads 2 is recorded;
 - the article's first-prediction runs record one step each with token_id null."""
 import argparse
@@ -27,6 +28,7 @@ def strip(e):
     e = json.loads(json.dumps(e))
     e.pop("created_utc")
     e["environment"]["threads"].pop("runs_concurrently")
+    e["numerics"].pop("execution")  # batch, workers, threads, the probe's timing: volatile
     for r in e["runs"]:
         r.pop("timing")
     return e

@@ -56,7 +56,7 @@ const std::vector<CliCase> kBadFlags = {
      Stderr::one_line},
     {"max_new_tokens_negative", {"generate", "--prompt", "x", "--max-new-tokens", "-1"}, 2, "",
      R"re(--max-new-tokens = -1 is not allowed)re", Stderr::one_line},
-    {"threads_zero", gen({"--threads", "0"}), 2, "", R"re(--threads 0: must be a whole number >= 1)re", Stderr::one_line},
+    {"threads_zero", gen({"--threads", "0"}), 2, "", R"re(--threads 0: allowed: a whole number from 1 to 256)re", Stderr::one_line},
     // No model given or found (this suite hides the machine's caches): asked not to fall back to
     // the random-weight fixture, or asked for the Hugging Face cache's gpt2 by name.
     {"require_real_model_without_one", gen({"--require-real-model"}), 2, "",
@@ -77,10 +77,16 @@ const std::vector<CliCase> kOnTheFixture = {
     {"temperature_zero_is_greedy", gen({"--model", tiny_model(), "--no-cache", "--temperature", "0", "--ids"}), 0, "",
      R"re(\(greedy, recompute\))re"},
     {"seed_means_sample", gen({"--model", tiny_model(), "--seed", "42", "--ids"}), 0, "", R"re(\(sample, kv cache\))re"},
-    {"context_full",
+    // A cap beyond the context is refused, as in experiment files (issue 13); the largest allowed
+    // cap fills the context exactly.
+    {"cap_beyond_context",
      {"generate", "--prompt", "the river bank was", "--model", tiny_model(), "--max-new-tokens", "500", "--ids", "--top-k",
       "3", "--seed", "1"},
-     0, "", R"re(stop: context_full after 124 new tokens)re"},
+     2, "", R"re(--max-new-tokens 500: allowed: at most 124 for this prompt)re"},
+    {"cap_fills_context",
+     {"generate", "--prompt", "the river bank was", "--model", tiny_model(), "--max-new-tokens", "124", "--ids", "--top-k",
+      "3", "--seed", "1"},
+     0, "", R"re(stop: max_new_tokens after 124 new tokens)re"},
 };
 
 class GenerateOnFixture : public ::testing::TestWithParam<CliCase> {};

@@ -146,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(BrokenModel, ModelInRun, ::testing::ValuesIn(kViaRun), 
 // backtrace is cut.
 TEST(InternalError, LibtorchErrorIsOneLineExit3) {
   expect_case({"weights_nan", generate_with({"--model", broken_model("weights_nan"), "--seed", "1"}), 3, "",
-               R"re(^model: [^\n]*\ngenrepro: internal error \(please report\): probability tensor contains either `inf`, `nan` or element < 0\n$)re"});
+               R"re(^model: [^\n]*\npath: [^\n]*\ngenrepro: internal error \(please report\): probability tensor contains either `inf`, `nan` or element < 0\n$)re"});
 }
 
 // The control for the test above: libtorch's own message is several lines (the backtrace), so the

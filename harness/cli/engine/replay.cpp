@@ -22,6 +22,9 @@ int replay_golden_runs(const ReplayRequest& a, Console& io) {
   o.forward = a.forward;
   o.allow_model_mismatch = a.allow_model_mismatch;
   o.model = resolve_chosen_model(a.model);
+  // A live line on a terminal; in a CI log a plain line at most every 10 s (util/progress.hpp).
+  o.progress = &io.err;
+  o.progress_style = progress_style(io.err_is_terminal);
   o.on_checked = [&](const std::vector<ModelMismatch>& mismatches) {
     io.err << o.model.source_note << "\n";
     for (const ModelMismatch& m : mismatches) io.err << "genrepro: warning: " << describe_mismatch(m) << "\n";

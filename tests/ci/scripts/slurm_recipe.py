@@ -19,6 +19,7 @@ def stripped(path):
     doc = json.load(open(path))
     doc.pop("created_utc", None)
     doc["environment"]["threads"].pop("runs_concurrently", None)
+    doc.get("numerics", {}).pop("execution", None)  # how the runs were scheduled: volatile
     for run in doc["runs"]:
         run.pop("timing", None)
     return doc

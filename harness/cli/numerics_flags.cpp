@@ -1,0 +1,36 @@
+#include "cli/numerics_flags.hpp"
+
+#include "util/errors.hpp"
+
+namespace genrepro::cli {
+
+void add_numerics_flags(CLI::App& verb, NumericsFlags& flags) {
+  verb.add_option("--numerics", flags.mode,
+                  "reference (default: every run's bits as computed alone, today's evidence and goldens) |\n"
+                  "tiled (linear layers in fixed tiles the probe proves batch-invariant: faster, bits of\n"
+                  "its own); recorded in the evidence (docs/numerics.md)")
+      ->capture_default_str();
+  verb.add_option("--batch", flags.batch,
+                  "Runs decoded together in one forward pass [default: reference, the largest batch the\n"
+                  "start-up probe proves keeps every run's bits; tiled, the tile size]");
+  verb.add_flag("--allow-inexact-batch", flags.allow_inexact_batch,
+                "reference: accept a --batch beyond the probe's proof (bits may then differ from a lone\n"
+                "run's; the evidence records it)");
+}
+
+NumericsRequest numerics_request_from(const NumericsFlags& flags) {
+  NumericsRequest r;
+  const std::optional<NumericsMode> mode = parse_numerics_mode(flags.mode);
+  if (!mode) throw UsageError("--numerics " + flags.mode + ": allowed: reference, tiled");
+  r.mode = *mode;
+  if (flags.batch && (*flags.batch < 1 || *flags.batch > kMaxBatch))
+    throw UsageError("--batch " + std::to_string(*flags.batch) + ": allowed: a whole number from 1 to " +
+                     std::to_string(kMaxBatch));
+  r.batch = flags.batch;
+  if (flags.allow_inexact_batch && r.mode == NumericsMode::tiled)
+    throw UsageError("--allow-inexact-batch: only for --numerics reference (tiled batches are exact by construction)");
+  r.allow_inexact_batch = flags.allow_inexact_batch;
+  return r;
+}
+
+}  // namespace genrepro::cli

@@ -1,0 +1,113 @@
+#include "engine/numerics_probe.hpp"
+
+#include <chrono>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/torch.h>
+
+#include "evidence/environment.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// The probe's operands: one row `v` per linear shape, at the scale of a layer norm's output.
+struct ProbeInput {
+  LinearOp op;
+  torch::Tensor v;      // [in]
+  torch::Tensor alone;  // op(v) as one row on one BLAS thread: the reference bits   [out]
+};
+
+std::vector<ProbeInput> probe_inputs(const Gpt2Model& model, torch::Generator& gen) {
+  set_blas_threads(1);
+  std::vector<ProbeInput> inputs;
+  for (const LinearOp& op : model.linear_ops()) {
+    torch::Tensor v = torch::randn({op.in_features()}, gen, torch::kFloat32);
+    torch::Tensor alone = op(v.unsqueeze(0), LinearLayout{})[0].clone();
+    inputs.push_back(ProbeInput{op, std::move(v), std::move(alone)});
+  }
+  return inputs;
+}
+
+// Every row of `out` has the bits of `expected`.
+bool all_rows_equal(const torch::Tensor& out, const torch::Tensor& expected) {
+  for (int64_t r = 0; r < out.size(0); ++r)
+    if (!torch::equal(out[r], expected)) return false;
+  return true;
+}
+
+// M copies of v in one GEMM give every position the alone bits, and so do the first and last
+// rows of M rows that hold other data (a kernel path that depended on the neighbours shows here).
+bool batch_keeps_row_bits(const ProbeInput& in, int64_t m, torch::Generator& gen) {
+  const torch::Tensor same = in.v.unsqueeze(0).expand({m, in.v.size(0)}).contiguous();
+  if (!all_rows_equal(in.op(same, LinearLayout{}), in.alone)) return false;
+  if (m == 1) return true;
+  torch::Tensor mixed = torch::randn({m, in.v.size(0)}, gen, torch::kFloat32);
+  mixed[0].copy_(in.v);
+  mixed[m - 1].copy_(in.v);
+  const torch::Tensor out = in.op(mixed, LinearLayout{});
+  return torch::equal(out[0], in.alone) && torch::equal(out[m - 1], in.alone);
+}
+
+int64_t proven_rows(const std::vector<ProbeInput>& inputs, int threads, int64_t max_rows, torch::Generator& gen) {
+  if (!set_blas_threads(threads) && threads != 1) return 0;  // no thread control: only 1 is known
+  int64_t proven = 0;
+  for (int64_t m = 1; m <= max_rows; ++m) {
+    for (const ProbeInput& in : inputs)
+      if (!batch_keeps_row_bits(in, m, gen)) return proven;
+    proven = m;
+  }
+  return proven;
+}
+
+// Every position of a T-row GEMM gives the same bits whatever the other rows hold.
+bool tile_is_position_invariant(const ProbeInput& in, int64_t t, torch::Generator& gen) {
+  const torch::Tensor same = in.v.unsqueeze(0).expand({t, in.v.size(0)}).contiguous();
+  const torch::Tensor out = in.op(same, LinearLayout{});
+  const torch::Tensor first = out[0];
+  if (!all_rows_equal(out, first)) return false;
+  torch::Tensor mixed = torch::randn({t, in.v.size(0)}, gen, torch::kFloat32);
+  mixed[0].copy_(in.v);
+  mixed[t - 1].copy_(in.v);
+  const torch::Tensor out_mixed = in.op(mixed, LinearLayout{});
+  return torch::equal(out_mixed[0], first) && torch::equal(out_mixed[t - 1], first);
+}
+
+int64_t largest_tile(const std::vector<ProbeInput>& inputs, int64_t max_tile, torch::Generator& gen) {
+  set_blas_threads(1);
+  for (int64_t t = max_tile; t > 1; --t) {
+    bool all = true;
+    for (const ProbeInput& in : inputs) {
+      if (!tile_is_position_invariant(in, t, gen)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return t;
+  }
+  return 1;
+}
+
+}  // namespace
+
+RowBatchProof NumericsProbeResult::at(int threads) const {
+  for (const RowBatchProof& r : rows)
+    if (r.blas_threads == threads) return r;
+  return RowBatchProof{threads, 0};
+}
+
+NumericsProbeResult probe_numerics(const Gpt2Model& model, const NumericsProbeLimits& limits) {
+  torch::NoGradGuard no_grad;
+  const auto start = std::chrono::steady_clock::now();
+  torch::Generator gen = at::make_generator<at::CPUGeneratorImpl>(/*seed=*/20261201);
+  const std::vector<ProbeInput> inputs = probe_inputs(model, gen);
+  NumericsProbeResult result;
+  for (int threads = 1; threads <= limits.max_blas_threads; ++threads)
+    result.rows.push_back(RowBatchProof{threads, proven_rows(inputs, threads, limits.max_rows, gen)});
+  result.tile = largest_tile(inputs, limits.max_tile, gen);
+  set_blas_threads(1);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace genrepro

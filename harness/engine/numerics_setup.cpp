@@ -1,0 +1,90 @@
+#include "engine/numerics_setup.hpp"
+
+#include <algorithm>
+
+#include "util/errors.hpp"
+
+namespace genrepro {
+
+namespace {
+
+constexpr int64_t kProbeRows = 16;  // batches beyond this are not probed (nor chosen by default)
+constexpr int64_t kProbeTile = 16;
+
+// Reference: the most BLAS threads that keep a lone row's bits, for one batch. Only on one BLAS
+// thread do several batches run at once: the BLAS thread count is process-wide, and a prefill
+// (several rows of one prompt) must run on one thread, as a lone run's does.
+int reference_blas_threads(const NumericsProbeResult& probe, int threads) {
+  for (int t = threads; t > 1; --t)
+    if (probe.at(t).max_rows >= 1) return t;
+  return 1;
+}
+
+OrderedJson probe_json(const NumericsProbeResult& probe) {
+  OrderedJson rows = OrderedJson::array();
+  for (const RowBatchProof& r : probe.rows) rows.push_back({{"blas_threads", r.blas_threads}, {"max_rows", r.max_rows}});
+  return {{"rows_keeping_reference_bits", rows}, {"largest_invariant_tile", probe.tile}, {"seconds", probe.seconds}};
+}
+
+void check_batch(const NumericsRequest& request, int64_t proven, int blas_threads) {
+  if (!request.batch || *request.batch <= proven || request.allow_inexact_batch) return;
+  throw UsageError("--batch " + std::to_string(*request.batch) + ": the numerics probe proved at most " +
+                   std::to_string(proven) + " rows keep the reference bits with this BLAS on " +
+                   std::to_string(blas_threads) + (blas_threads == 1 ? " thread" : " threads") +
+                   "; give --batch " + std::to_string(std::max<int64_t>(proven, 1)) +
+                   " or less, --numerics tiled (batch-invariant by construction), or --allow-inexact-batch "
+                   "(recorded in the evidence)");
+}
+
+}  // namespace
+
+NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads) {
+  NumericsProbeLimits limits;
+  limits.max_blas_threads = std::max(threads, 1);
+  if (request.mode == NumericsMode::reference) {
+    limits.max_rows = std::max<int64_t>(request.batch.value_or(kProbeRows), 1);
+    limits.max_rows = std::min<int64_t>(limits.max_rows, kProbeRows);
+    limits.max_tile = 1;
+  } else {
+    limits.max_rows = 1;
+    limits.max_tile = kProbeTile;
+  }
+  return limits;
+}
+
+NumericsSetup choose_numerics(const NumericsRequest& request, const NumericsProbeResult& probe, int threads,
+                              int64_t cached_runs) {
+  NumericsSetup s;
+  s.record.mode = request.mode;
+  OrderedJson& ex = s.record.execution;
+  const int64_t runs = std::max<int64_t>(cached_runs, 1);
+  if (request.mode == NumericsMode::reference) {
+    const int blas = reference_blas_threads(probe, threads);
+    const int64_t proven = std::max<int64_t>(probe.at(blas).max_rows, 1);
+    check_batch(request, proven, blas);
+    s.record.inexact_batch = request.batch && *request.batch > proven && std::min(*request.batch, runs) > proven;
+    s.workers = blas == 1 ? std::max(threads, 1) : 1;
+    s.batch.batch = std::min(request.batch.value_or(proven), runs);
+    s.batch.decode_blas_threads = blas;
+    s.batch.sampler_threads = blas;  // the cores the BLAS used, idle while the runs sample
+    ex["batch_limit"] = proven;
+  } else {
+    s.record.tile = probe.tile;
+    s.batch.layout.tile = probe.tile;
+    s.workers = std::max(threads, 1);
+    s.batch.batch = std::min(request.batch.value_or(probe.tile), runs);
+    s.batch.decode_blas_threads = 1;
+  }
+  s.batch.prefill_blas_threads = 1;
+  ex["batch"] = s.batch.batch;
+  ex["workers"] = s.workers;
+  ex["decode_blas_threads"] = s.batch.decode_blas_threads;
+  ex["prefill_blas_threads"] = s.batch.prefill_blas_threads;
+  ex["sampler_threads"] = s.batch.sampler_threads;
+  ex["torch_intra_op_threads"] = 1;
+  ex["allow_inexact_batch"] = request.allow_inexact_batch;
+  ex["probe"] = probe_json(probe);
+  return s;
+}
+
+}  // namespace genrepro

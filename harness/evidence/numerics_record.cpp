@@ -1,0 +1,32 @@
+#include "evidence/numerics_record.hpp"
+
+namespace genrepro {
+
+const char* to_string(NumericsMode mode) {
+  switch (mode) {
+    case NumericsMode::reference: return "reference";
+    case NumericsMode::tiled: return "tiled";
+  }
+  return "reference";
+}
+
+std::optional<NumericsMode> parse_numerics_mode(const std::string& text) {
+  if (text == "reference") return NumericsMode::reference;
+  if (text == "tiled") return NumericsMode::tiled;
+  return std::nullopt;
+}
+
+OrderedJson numerics_identity_json(const NumericsRecord& n) {
+  OrderedJson j = {{"mode", to_string(n.mode)}};
+  if (n.mode == NumericsMode::tiled) j["tile"] = n.tile;
+  if (n.inexact_batch) j["inexact_batch"] = true;
+  return j;
+}
+
+OrderedJson numerics_to_json(const NumericsRecord& n) {
+  OrderedJson j = numerics_identity_json(n);
+  if (!n.execution.empty()) j["execution"] = n.execution;
+  return j;
+}
+
+}  // namespace genrepro

@@ -1,0 +1,73 @@
+// --numerics, --batch, --allow-inexact-batch on run and generate (issue 16, docs/numerics.md):
+// bad values are one line and exit 2 before anything runs; a batch the probe did not prove is
+// refused unless allowed; --check-equivalence compares batched runs with the same runs alone;
+// generate's path line, its context limit (exit 2, as in experiment files), and --stream, whose
+// text is the non-streaming output byte for byte.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli_inprocess/cli_case.hpp"
+
+namespace genrepro::test {
+namespace {
+
+const std::string kGrid = source_path("experiments/bench/grid60.json");
+
+std::vector<std::string> gen(std::vector<std::string> extra) {
+  std::vector<std::string> args = {"generate", "--model", tiny_model(), "--prompt", "the river bank was",
+                                   "--max-new-tokens", "6", "--temperature", "1", "--top-p", "0.9", "--seed", "3"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+const std::vector<CliCase> kCases = {
+    {"numerics_unknown", {"run", kGrid, "--numerics", "fast", "--out", "{scratch}/e.json"}, 2, "",
+     R"re(--numerics fast: allowed: reference, tiled)re", Stderr::one_line},
+    {"batch_zero", {"run", kGrid, "--batch", "0", "--out", "{scratch}/e.json"}, 2, "",
+     R"re(--batch 0: allowed: a whole number from 1 to 256)re", Stderr::one_line},
+    {"inexact_with_tiled", {"run", kGrid, "--numerics", "tiled", "--allow-inexact-batch", "--out", "{scratch}/e.json"}, 2,
+     "", R"re(--allow-inexact-batch: only for --numerics reference)re", Stderr::one_line},
+    // The tiny fixture's shapes keep a lone row's bits only in small batches (the probe measures
+    // it); 200 rows are far beyond any proof, so the run is refused before the first token.
+    {"batch_beyond_proof", {"run", kGrid, "--model", tiny_model(), "--batch", "200", "--out", "{scratch}/e.json"}, 2, "",
+     R"re(--batch 200: the numerics probe proved at most [0-9]+ rows keep the reference bits .*--allow-inexact-batch)re"},
+    {"generate_numerics_unknown", gen({"--numerics", "exact"}), 2, "", R"re(--numerics exact: allowed: reference, tiled)re",
+     Stderr::one_line},
+    {"generate_threads_bound", gen({"--threads", "100000"}), 2, "", R"re(--threads 100000: allowed: a whole number from 1 to 256)re",
+     Stderr::one_line},
+    {"generate_beyond_context",
+     {"generate", "--model", tiny_model(), "--prompt", "the river bank was", "--max-new-tokens", "500"}, 2, "",
+     R"re(--max-new-tokens 500: allowed: at most 124 for this prompt \(4 tokens\) with this model's context of 128 tokens)re"},
+    {"generate_path_line", gen({}), 0, "", R"re(path: KV cache \(generate's default; --no-cache runs the article's recompute loop\); numerics reference)re"},
+    {"generate_path_line_recompute", gen({"--no-cache"}), 0, "", R"re(path: recompute, the article's use_cache=False loop)re"},
+    {"stream_with_ids", gen({"--stream", "--ids"}), 2, "", R"re(--stream cannot be combined with --ids)re", Stderr::one_line},
+    {"check_equivalence_batched",
+     {"run", source_path("experiments/article/eos.json"), "--model", tiny_model(), "--check-equivalence", "--numerics", "tiled"}, 0,
+     R"re(batched runs \(batch [0-9]+\) equal the same runs decoded alone, byte for byte \(numerics tiled\))re", ""},
+};
+
+class NumericsCase : public ::testing::TestWithParam<CliCase> {};
+TEST_P(NumericsCase, ExitAndOutput) { expect_case(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Numerics, NumericsCase, ::testing::ValuesIn(kCases), CaseName{});
+
+TEST(GenerateStream, PrintsTheSameTextAsTheWholeOutput) {
+  const CliResult whole = genrepro(gen({}));
+  const CliResult streamed = genrepro(gen({"--stream"}));
+  ASSERT_EQ(whole.exit, 0) << whole.err;
+  ASSERT_EQ(streamed.exit, 0) << streamed.err;
+  EXPECT_EQ(streamed.out, whole.out);
+  EXPECT_FALSE(whole.out.empty());
+}
+
+TEST(GenerateNumerics, TiledAndReferenceBothRunAndSayWhichTheyUsed) {
+  const CliResult tiled = genrepro(gen({"--numerics", "tiled", "--ids"}));
+  ASSERT_EQ(tiled.exit, 0) << tiled.err;
+  EXPECT_NE(tiled.err.find("numerics tiled (tile "), std::string::npos) << tiled.err;
+  // A tiled lone run pads its tile as any batch would: the same ids with --batch 1 and 5.
+  EXPECT_EQ(genrepro(gen({"--numerics", "tiled", "--ids", "--batch", "5"})).out, tiled.out);
+}
+
+}  // namespace
+}  // namespace genrepro::test
