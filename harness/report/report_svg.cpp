@@ -99,7 +99,11 @@ struct YAxis {
   double top = kMarginTop;
   double bottom = kMarginTop + kPlotHeight;
 
+  // Every value a chart draws passes here: NaN lies on the axis (no bar, no height) and an
+  // infinity at the end it points to, so no coordinate is ever "nan" (the text beside it shows
+  // report_text.hpp's kNotANumber).
   double map(double v) const {
+    if (std::isnan(v)) return bottom;
     double t = 0;
     if (log) {
       const double e = v > 0 ? std::log10(v) : lo;
@@ -125,9 +129,7 @@ struct YAxis {
 std::string tick_label(double v, bool log) {
   if (log && v >= 1) return format_count(static_cast<int64_t>(std::llround(v)));
   if (log) return format_param(v);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+  return format_fixed(v, 2);
 }
 
 // Smallest "nice" number (1, 2 or 5 times a power of ten) >= v, for linear axis tops.
