@@ -9,6 +9,7 @@
 #include <set>
 
 #include "report/report.hpp"
+#include "report/report_compare.hpp"
 #include "report/report_svg.hpp"
 #include "report/report_text.hpp"
 
@@ -172,6 +173,7 @@ class Builder {
   void paragraph(const std::string& text) { add(ReportBlock::Kind::paragraph, text); }
   void note(const std::string& text) { add(ReportBlock::Kind::note, text); }
   void banner(const std::string& text) { add(ReportBlock::Kind::banner, text); }
+  void contents() { add(ReportBlock::Kind::contents, ""); }
   void generated(const std::string& text) { add(ReportBlock::Kind::generated_text, text); }
   void table(ReportTable t) { add(ReportBlock::Kind::table, "").table = std::move(t); }
   void figure(const std::string& file, const std::string& caption, std::string svg) {
@@ -197,12 +199,13 @@ class Builder {
 
 struct Inputs {
   const std::vector<ReportDocument>& documents;
+  const ReportOptions& options;
   Runs runs;  // every run of every document, in order
   std::map<const RunRecord*, size_t> document_of;
 
   const ReportDocument& document(const RunRecord& r) const { return documents[document_of.at(&r)]; }
   std::string legend(const RunRecord& r) const {
-    return documents.size() > 1 ? run_label(r) + " [" + document(r).name + "]" : run_label(r);
+    return documents.size() > 1 ? run_label(r) + " [" + document(r).shown() + "]" : run_label(r);
   }
 };
 
@@ -501,6 +504,11 @@ void add_nucleus(const Inputs& in, Builder& b) {
   ReportTable t;
   t.header = {"prompt", "top-p", "top-k", "sampler order", "T", "tokens kept", "run"};
   t.numeric = {false, true, true, false, true, true, false};
+  const OrderedJson* facts = in.options.article_facts ? &*in.options.article_facts : nullptr;
+  if (facts) {  // the article's number beside the evidence's (--article)
+    t.header.insert(t.header.begin() + 6, {"article", "same as the article"});
+    t.numeric.insert(t.numeric.begin() + 6, {true, false});
+  }
   std::vector<std::string> disagreements;
   std::vector<std::pair<BarChartSpec, std::string>> charts;
   for (const Runs& group : group_by(filtered, kIgnoreTemperature | kIgnoreSeed | kIgnoreLength)) {
@@ -520,9 +528,17 @@ void add_nucleus(const Inputs& in, Builder& b) {
     chart.log_y = true;
     for (const auto& [temp, r] : by_t) {
       const int64_t kept = r->result.steps[0].kept;
-      t.rows.push_back({quoted_token(r->prompt), format_param(r->params.sampling.top_p),
-                        has_top_k(*r) ? std::to_string(r->params.sampling.top_k) : "off", order_text(*r),
-                        format_param(temp), format_count(kept), r->id});
+      std::vector<std::string> row = {quoted_token(r->prompt), format_param(r->params.sampling.top_p),
+                                      has_top_k(*r) ? std::to_string(r->params.sampling.top_k) : "off", order_text(*r),
+                                      format_param(temp), format_count(kept), r->id};
+      if (facts) {
+        const std::optional<int64_t> article = article_nucleus(*facts, *r);
+        row.insert(row.begin() + 6, {article ? format_count(*article) : "", article ? (*article == kept ? "yes" : "no") : "not given"});
+        t.marked.resize(t.rows.size() + 1);
+        t.marked.back().assign(row.size(), false);
+        t.marked.back()[7] = article && *article != kept;
+      }
+      t.rows.push_back(std::move(row));
       chart.categories.push_back("T = " + format_param(temp));
       chart.values.push_back(static_cast<double>(kept));
       chart.value_labels.push_back(format_count(kept));
@@ -721,7 +737,7 @@ void add_all_runs(const Inputs& in, Builder& b) {
     if (std::find(experiments.begin(), experiments.end(), r->experiment) == experiments.end()) experiments.push_back(r->experiment);
   }
   for (const std::string& name : experiments) {
-    b.heading("Experiment " + (name.empty() ? std::string("(unnamed)") : quoted_token(name)), 3);
+    b.heading(experiment_heading(name), 3);
     ReportTable t;
     t.header = {"#", "run", "mode", "T", "top-k", "top-p", "seed", "sampler order", "limit", "stop", "new tokens"};
     t.numeric = {true, false, false, true, true, true, true, false, true, false, true};
@@ -802,10 +818,10 @@ void add_sources(const Inputs& in, Builder& b) {
 
 }  // namespace
 
-ReportContent build_report_content(const std::vector<ReportDocument>& documents) {
+ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options) {
   ReportContent report;
   report.title = "genrepro report: the loop, sampling, and stopping";
-  Inputs in{documents, {}, {}};
+  Inputs in{documents, options, {}, {}};
   for (size_t d = 0; d < documents.size(); ++d) {
     for (const auto& r : documents[d].evidence.runs) {
       in.runs.push_back(&r);
@@ -814,6 +830,10 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents)
   }
   Builder b(report);
   add_intro(in, b);
+  b.contents();
+  add_verdict_section(documents, options, report.blocks);
+  add_ab_section(documents, report.blocks);
+  add_article_section(documents, options, report.blocks);
   add_greedy(in, b);
   add_first_prediction(in, b);
   add_temperature(in, b);
@@ -824,6 +844,7 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents)
   add_step_charts(in, b);
   add_all_runs(in, b);
   add_sources(in, b);
+  assign_anchors(report);
   return report;
 }
 
