@@ -28,6 +28,9 @@ constexpr double kSameFirstStepTolerance = 1e-6;
 constexpr size_t kMaxPassageSearchBytes = 8192;
 // More lines than this make a step chart unreadable; the rest are listed in a note.
 constexpr size_t kMaxChartSeries = 16;
+// A step chart with more runs than this becomes small multiples: panels of this many runs on a
+// shared axis, so no line hides another and each colour means one run within its panel.
+constexpr size_t kPanelSeries = 4;
 
 using Runs = std::vector<const RunRecord*>;
 
@@ -668,6 +671,27 @@ void add_stopping(const Inputs& in, Builder& b) {
   if (!any_eos) b.note("No run in this evidence stopped at EOS; every run reached its limit (or the context's end).");
 }
 
+// One chart, or small multiples when there are more series than a panel holds: panels share
+// their y axis and are numbered in the title ("(panel 2 of 3)"). `stem` names the SVG files.
+void add_line_figures(Builder& b, const LineChartSpec& chart, const std::string& stem, const std::string& caption) {
+  if (chart.series.size() <= kPanelSeries) {
+    b.figure(b.figure_name(stem), caption, svg_line_chart(chart));
+    return;
+  }
+  std::vector<double> all;
+  for (const LineSeries& s : chart.series) all.insert(all.end(), s.y.begin(), s.y.end());
+  const size_t panels = (chart.series.size() + kPanelSeries - 1) / kPanelSeries;
+  for (size_t p = 0; p < panels; ++p) {
+    LineChartSpec panel = chart;
+    panel.series.assign(chart.series.begin() + static_cast<std::ptrdiff_t>(p * kPanelSeries),
+                        chart.series.begin() + static_cast<std::ptrdiff_t>(std::min(chart.series.size(), (p + 1) * kPanelSeries)));
+    panel.axis_values = all;
+    panel.title = chart.title + " (panel " + std::to_string(p + 1) + " of " + std::to_string(panels) + ")";
+    b.figure(b.figure_name(stem), caption + " Panel " + std::to_string(p + 1) + " of " + std::to_string(panels) +
+                                      ", the same axis in every panel.", svg_line_chart(panel));
+  }
+}
+
 void add_step_charts(const Inputs& in, Builder& b) {
   b.heading("Step by step");
   Runs stepped;
@@ -701,8 +725,8 @@ void add_step_charts(const Inputs& in, Builder& b) {
       }
       kept.series.push_back(std::move(s));
     }
-    b.figure(b.figure_name("kept-per-step"), "Kept-set size at each step of each sampled run (log scale). A dot marks where a run stopped.",
-             svg_line_chart(kept));
+    add_line_figures(b, kept, "kept-per-step",
+                     "Kept-set size at each step of each sampled run (log scale). A dot marks where a run stopped.");
   }
   LineChartSpec prob;
   prob.title = "Probability of the chosen token at each step";
@@ -721,9 +745,8 @@ void add_step_charts(const Inputs& in, Builder& b) {
     }
     prob.series.push_back(std::move(s));
   }
-  b.figure(b.figure_name("chosen-token-probability"),
-           "Probability of each chosen token under the model itself (softmax(logits), T = 1, no filter), greedy runs drawn thicker.",
-           svg_line_chart(prob));
+  add_line_figures(b, prob, "chosen-token-probability",
+                   "Probability of each chosen token under the model itself (softmax(logits), T = 1, no filter), greedy runs drawn thicker.");
 }
 
 void add_all_runs(const Inputs& in, Builder& b) {
