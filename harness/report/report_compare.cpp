@@ -82,7 +82,7 @@ void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const R
       new_token = token_text(r.divergence->current, r.divergence->current.prob_in_new);
     }
     add_row(t, {r.id, to_string(r.verdict), first_difference(r), golden_token, new_token, r.reason}, {link(r.id)},
-            {false, r.verdict == Verdict::regression});
+            {false, true, true});
   }
   for (const std::string& id : d.missing) add_row(t, {id, "missing", "", "", "", "in the golden, not in this evidence"}, {link(id)}, {false, true});
   for (const std::string& id : d.extra) add_row(t, {id, "extra", "", "", "", "in this evidence, not in the golden"}, {link(id)});

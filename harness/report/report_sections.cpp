@@ -288,7 +288,6 @@ void add_fixture_banner(const Inputs& in, Builder& b) {
 }
 
 void add_intro(const Inputs& in, Builder& b) {
-  add_fixture_banner(in, b);
   std::vector<std::string> names;
   for (const auto& d : in.documents) {
     names.push_back(d.name + " (created " + or_not_recorded(d.evidence.created_utc) + ", model source " +
@@ -852,9 +851,11 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents,
     }
   }
   Builder b(report);
+  // The reviewer's question first: is it noise (the fixture), and did it reproduce (the verdict)?
+  add_fixture_banner(in, b);
+  add_verdict_section(documents, options, report.blocks);
   add_intro(in, b);
   b.contents();
-  add_verdict_section(documents, options, report.blocks);
   add_ab_section(documents, report.blocks);
   add_article_section(documents, options, report.blocks);
   add_greedy(in, b);

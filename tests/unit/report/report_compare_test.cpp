@@ -158,7 +158,7 @@ TEST(ReportVerdict, NamesTheDifferingRunItsFirstDivergenceAndLinksIt) {
   EXPECT_THAT(md, HasSubstr("## Verdict against the golden"));
   EXPECT_THAT(md, HasSubstr("the evidence does not reproduce the golden: 1 run(s) differ, 0 missing, 0 extra"));
   EXPECT_THAT(md, HasSubstr("| [x/changed](#experiment-x) | "));
-  EXPECT_THAT(md, HasSubstr(" | new token 2 (steps\\[1\\]) | 2 \" t2\" p 0.5000 | 5 \" t5\" p 0.5000 | "));
+  EXPECT_THAT(md, HasSubstr(" | **new token 2 (steps\\[1\\])** | 2 \" t2\" p 0.5000 | 5 \" t5\" p 0.5000 | "));
   EXPECT_THAT(md, Not(HasSubstr("[x/same]"))) << "agreeing runs are not listed";
   EXPECT_LT(md.find("## Verdict against the golden"), md.find("## Greedy decoding")) << "the report opens with the verdict";
   EXPECT_THAT(file(files, "report.html").content, HasSubstr("<a href=\"#verdict-against-the-golden\">"));
