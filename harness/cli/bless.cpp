@@ -95,10 +95,12 @@ std::string status_path(const std::string& line) {
 struct WorkTree {
   BlessSource source;
   std::string first_dirty;  // a tracked file outside DIR that differs from HEAD
+  bool ignored = false;     // DIR is ignored by git (a scratch golden under build/): never committed
 };
 
 // The commit of the work tree holding DIR, and whether tracked files outside DIR differ from it
-// (DIR's own changes are a previous bless waiting to be committed: they do not count).
+// (DIR's own changes are a previous bless waiting to be committed: they do not count), and
+// whether git ignores DIR.
 WorkTree probe_work_tree(const std::string& into) {
   WorkTree w;
   fs::path dir = fs::absolute(into).lexically_normal();
@@ -114,6 +116,8 @@ WorkTree probe_work_tree(const std::string& into) {
     return w;
   }
   w.source.commit = first_line(*head);
+  // check-ignore exits 0 for an ignored path (existing or not) and 1 otherwise.
+  w.ignored = git_output({"-C", at, "check-ignore", "-q", dir.string()}).has_value();
   std::string dir_prefix = first_line(*prefix) + dir.lexically_relative(existing).generic_string();
   if (dir_prefix == "." || dir_prefix.empty()) dir_prefix = "";
   if (!dir_prefix.empty() && dir_prefix.back() != '/') dir_prefix += '/';
@@ -252,6 +256,9 @@ BlessDecisions review_on_terminal(const BlessOptions& a, const BlessPlan& plan, 
 // ---- the verb ----
 
 int run_bless(const BlessOptions& a, Console& io) {
+  std::error_code ec;
+  if (fs::exists(a.into, ec) && !fs::is_directory(a.into, ec))
+    throw UsageError("--into " + a.into + ": exists and is not a directory; give the golden directory (created if missing)");
   const EvidenceFile evidence = read_evidence_file(a.evidence);
   const BlessPlan plan = plan_bless(evidence, a.into);
   check_chosen_runs(a, plan);
@@ -263,12 +270,15 @@ int run_bless(const BlessOptions& a, Console& io) {
     return kExitBlessed;
   }
   const bool interactive = !a.yes && a.runs.empty();
-  if (interactive && !io.in_is_terminal)
+  if (interactive && !io.in_is_terminal) {
+    io.out << format_bless_preview(plan, a.prune);  // what would change, before the refusal
     throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to bless all " +
                      std::to_string(to_review) + " new or changed run(s) into " + a.into + ", or --run ID for chosen runs");
+  }
   WorkTree tree = probe_work_tree(a.into);
   tree.source.evidence_path = a.evidence;
-  if (tree.source.dirty && !a.allow_dirty)
+  // A golden git ignores is never committed, so no commit could describe it either way.
+  if (tree.source.dirty && !tree.ignored && !a.allow_dirty)
     throw UsageError("bless: the work tree holding " + a.into + " has uncommitted changes outside it (" + tree.first_dirty +
                      "); commit them first so the golden records the commit it came from, or pass --allow-dirty");
   Tally tally;

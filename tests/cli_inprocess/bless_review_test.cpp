@@ -94,7 +94,8 @@ class Bless : public ::testing::Test {
 
 // Without --yes or --run and without a terminal (as in CI) bless refuses in one line, exit 2, and writes nothing.
 TEST_F(Bless, RefusesWithoutTerminalAndWritesNothing) {
-  expect_case({"needs_yes_without_terminal", {"bless", data("golden.json"), "--into", scratch_ / "refused"}, 2, "",
+  expect_case({"needs_yes_without_terminal", {"bless", data("golden.json"), "--into", scratch_ / "refused"}, 2,
+               R"re(bless: .*greedy.json: new, 1 runs\nbless: .*sampling.json: new, 1 runs\n$)re",
                R"re(not asking without a terminal \(stdin is not a tty\); re-run with --yes to bless all 2 new or changed run\(s\) into .*, or --run ID for chosen runs)re",
                Stderr::one_line});
   EXPECT_FALSE(fs::exists(scratch_ / "refused"));
@@ -278,6 +279,13 @@ TEST_F(Bless, DirtyWorkTreeIsRefusedUnlessAllowed) {
   expect_case({"allowed", {"bless", e, "--into", into, "--yes", "--allow-dirty"}, 0,
                R"re(, dirty work tree\))re", ""});
   EXPECT_TRUE(Searches(R"re(\ngreedy.json\t[0-9a-f]{40}\tdirty\t)re", read_bytes(repo / "golden" / "blessed.tsv")));
+}
+
+TEST_F(Bless, IntoAFileIsRefusedBeforeAnything) {
+  const std::string file = scratch_.write("afile", "keep\n");
+  expect_case({"into_file", {"bless", data("golden.json"), "--into", file, "--yes"}, 2, "",
+               R"re(--into .*afile: exists and is not a directory; give the golden directory)re", Stderr::one_line});
+  EXPECT_EQ(read_bytes(file), "keep\n");
 }
 
 // Issue 11: an evidence file naming an experiment that would leave DIR is refused, nothing written.
