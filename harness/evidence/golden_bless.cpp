@@ -345,9 +345,11 @@ std::optional<OrderedJson> compose_golden(const GoldenFilePlan& plan, const Bles
   }
   if (!any_change) return std::nullopt;
   insert_kept_missing(plan, kept_missing, out);
+  if (out.empty())  // every golden run pruned and no new run accepted
+    throw EvidenceError(plan.path + ": the decisions would leave the golden file with no runs; if the experiment is gone, "
+                        "remove the file with git rm, otherwise accept its runs");
   Evidence doc = any_accepted || !plan.golden ? plan.incoming : *plan.golden;
   doc.runs = std::move(out);
-  if (doc.runs.empty() && !plan.golden) return std::nullopt;
   return strip_volatile(evidence_to_json(doc));
 }
 

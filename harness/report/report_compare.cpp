@@ -81,7 +81,7 @@ void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const R
       golden_token = token_text(r.divergence->golden, r.divergence->golden.prob_in_golden);
       new_token = token_text(r.divergence->current, r.divergence->current.prob_in_new);
     }
-    add_row(t, {r.id, to_string(r.verdict), first_difference(r), golden_token, new_token, r.reason}, {link(r.id)},
+    add_row(t, {r.id, to_string(r.verdict), first_difference(r), golden_token, new_token, numbers_gated(r.reason)}, {link(r.id)},
             {false, true, true});
   }
   for (const std::string& id : d.missing) add_row(t, {id, "missing", "", "", "", "in the golden, not in this evidence"}, {link(id)}, {false, true});
@@ -177,12 +177,12 @@ void add_verdict_section(const std::vector<ReportDocument>& documents, const Rep
     const EvidenceDiff d = diff_evidence(options.golden, EvidenceFile{doc.name, doc.evidence}, {});
     const std::string who = documents.size() > 1 ? doc.shown() + ": " : std::string();
     if (d.agree()) {
-      out.push_back(block(ReportBlock::Kind::paragraph, who + "every run reproduces the golden. " + diff_summary_line(d) + "."));
+      out.push_back(block(ReportBlock::Kind::paragraph, who + "every run reproduces the golden. " + numbers_gated(diff_summary_line(d)) + "."));
     } else {
       out.push_back(block(ReportBlock::Kind::banner, who + "the evidence does not reproduce the golden: " +
                                                          std::to_string(d.differing()) + " run(s) differ, " +
                                                          std::to_string(d.missing.size()) + " missing, " +
-                                                         std::to_string(d.extra.size()) + " extra. " + diff_summary_line(d) + "."));
+                                                         std::to_string(d.extra.size()) + " extra. " + numbers_gated(diff_summary_line(d)) + "."));
       add_verdict_table(d, doc, options, out);
     }
     add_environment_note(d, out);

@@ -1,5 +1,6 @@
 #include "report/report_text.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -132,6 +133,29 @@ std::string format_count(int64_t n) {
     out += digits[i];
   }
   return n < 0 ? "-" + out : out;
+}
+
+std::string numbers_gated(const std::string& sentence) {
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < sentence.size()) {
+    if (!word_char(sentence[i])) {
+      out += sentence[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < sentence.size() && word_char(sentence[end])) ++end;
+    const std::string word = sentence.substr(i, end - i);
+    if (word == "nan" || word == "inf") {
+      if (!out.empty() && out.back() == '-') out.pop_back();
+      out += kNotANumber;
+    } else {
+      out += word;
+    }
+    i = end;
+  }
+  return out;
 }
 
 std::string format_param(double v) { return print_number('g', 6, v); }

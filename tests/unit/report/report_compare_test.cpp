@@ -70,6 +70,7 @@ TEST(ReportNumbers, NonFiniteValuesPrintAsNotANumber) {
     EXPECT_EQ(format_fixed(v, 1), kNotANumber);
   }
   EXPECT_EQ(format_prob(0.25), "0.2500");
+  EXPECT_EQ(numbers_gated("max |dp| inf at x, -nan there; inference nan_x 1e-05"), "max |dp| n/a at x, n/a there; inference nan_x 1e-05");
   EXPECT_EQ(format_fixed(-0.01, 1), "0.0");
 }
 
@@ -93,7 +94,10 @@ TEST(ReportNumbers, ReportOfNonFiniteEvidenceHasNoNanAnywhere) {
     for (Candidate& c : s.top) c.prob_scaled = std::numeric_limits<double>::infinity();
     s.rest_mass = -std::numeric_limits<double>::infinity();
   }
-  const std::vector<ReportFile> files = render_report({doc("e.json", {r})});
+  ReportOptions against_golden;  // diff's reasons print |dp| with %g: "inf" must not pass either
+  against_golden.golden = {EvidenceFile{"golden.json", test::make_evidence({sampled("x/a", "x", 1, 2, 3)})}};
+  const std::vector<ReportFile> files = render_report({doc("e.json", {r})}, against_golden);
+  EXPECT_THAT(file(files, "report.md").content, HasSubstr("## Verdict against the golden"));
   static const std::regex non_number(R"re(\b(nan|inf|infinity)\b)re", std::regex::icase);
   for (const ReportFile& f : files) {
     SCOPED_TRACE(f.name);
