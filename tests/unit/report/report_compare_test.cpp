@@ -3,6 +3,9 @@
 // contents and its anchors, small multiples, legends that are not cut, and the one gate that keeps
 // NaN and infinities out of every writer.
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <regex>
 #include <stdexcept>
@@ -21,6 +24,13 @@
 #include "unit/evidence/evidence_builders.hpp"
 
 namespace genrepro {
+namespace test {
+inline void write_text(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+}  // namespace test
 namespace {
 
 using ::testing::HasSubstr;
@@ -245,6 +255,22 @@ TEST(ReportCharts, LongLegendLabelsAreNotCut) {
   const std::string label = "T=1 p=0.9 seed=43 order=temperature→top_p→top_k [after-the-change]";
   chart.series = {LineSeries{label, {1, 2}, {0.1, 0.2}, false}};
   EXPECT_THAT(svg_line_chart(chart), HasSubstr(">" + label + "</text>"));
+}
+
+// Symlinks at output paths (issue 11; docs/report.md): a report file that is a link is replaced by
+// a regular file; the link's target is never written through.
+TEST(ReportWrite, ALinkInTheOutputDirectoryIsReplacedNotFollowed) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "genrepro_report_symlink";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "out");
+  test::write_text(dir / "target.md", "keep\n");
+  fs::create_symlink(dir / "target.md", dir / "out" / "report.md");
+  write_report({ReportFile{"report.md", "new\n"}}, (dir / "out").string());
+  EXPECT_EQ(test::read_text(dir / "target.md"), "keep\n");
+  EXPECT_FALSE(fs::is_symlink(dir / "out" / "report.md"));
+  EXPECT_EQ(test::read_text(dir / "out" / "report.md"), "new\n");
+  fs::remove_all(dir);
 }
 
 }  // namespace
