@@ -450,10 +450,16 @@ std::vector<std::string> write_golden(const BlessPlan& plan, const BlessDecision
     if (std::optional<OrderedJson> doc = compose_golden(f, decisions)) docs.emplace_back(&f, std::move(*doc));
   std::vector<std::string> written;
   std::vector<std::pair<const GoldenFilePlan*, std::size_t>> record;
-  for (const auto& [file, doc] : docs) {
-    write_json_atomically(file->path, doc);
-    written.push_back(file->path);
-    record.emplace_back(file, doc["runs"].size());
+  try {
+    for (const auto& [file, doc] : docs) {
+      write_json_atomically(file->path, doc);
+      written.push_back(file->path);
+      record.emplace_back(file, doc["runs"].size());
+    }
+  } catch (const EvidenceError&) {
+    // A later file failed (full disk): the files already replaced still get their record line.
+    if (!record.empty()) update_record(into_dir, record, source);
+    throw;
   }
   if (!record.empty()) update_record(into_dir, record, source);
   return written;

@@ -295,6 +295,20 @@ TEST_F(GoldenBless, FailedWriteLeavesTheTargetAlone) {
   EXPECT_THROW(plan_bless(EvidenceFile{"e.json", evidence_of({run_of("greedy/a", "greedy", 5)})}, golden()), EvidenceError);
 }
 
+// A write that fails half-way (full disk, here a directory appearing where the second file goes)
+// leaves that file's old state, keeps the first file written, and records it.
+TEST_F(GoldenBless, HalfWayFailureKeepsWhatWasWrittenAndRecordsIt) {
+  const EvidenceFile e{"e.json", evidence_of({run_of("x/a", "x", 1), run_of("y/a", "y", 2)})};
+  const BlessPlan plan = plan_bless(e, golden());
+  fs::create_directories(dir_ / "golden" / "y.json" / "keep");
+  EXPECT_THROW(write_golden(plan, accept_all(plan), kSource, golden()), EvidenceError);
+  EXPECT_TRUE(fs::is_regular_file(dir_ / "golden" / "x.json"));
+  EXPECT_TRUE(fs::is_directory(dir_ / "golden" / "y.json" / "keep"));
+  const std::string record = read(dir_ / "golden" / kBlessRecordName);
+  EXPECT_THAT(record, HasSubstr("\nx.json\t0123abcd\t"));
+  EXPECT_THAT(record, ::testing::Not(HasSubstr("\ny.json")));
+}
+
 TEST_F(GoldenBless, RunWithoutExperimentIsRefused) {
   Evidence doc = evidence_of({run_of("greedy/a", "greedy", 5)});
   doc.runs[0].experiment = "";
