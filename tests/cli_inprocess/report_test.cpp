@@ -62,6 +62,11 @@ TEST(Report, GoldenVerdictAndLabelledAB) {
   EXPECT_NE(md.find("| [greedy/p0/greedy-0a1b2c3d](#experiment-greedy) | **sampler/RNG change** | **new token 3 (steps\\[2\\])** | 30 \" t30\" p 0.7000 | 31 \" t31\" p 0.2000 |"),
             std::string::npos) << md;
 
+  // The same token, the same number, in diff's CI output and in the report.
+  const std::string junit = scratch / "diff.xml";
+  ASSERT_EQ(genrepro({"diff", data("diff/golden_dir"), data("diff/one_token.json"), "--junit", junit}).exit, 1);
+  EXPECT_NE(read_bytes(junit).find("sampler/RNG change at new token 3 (steps[2])"), std::string::npos) << read_bytes(junit);
+
   const std::string ab = scratch / "ab";
   const CliResult r2 = genrepro({"report", data("diff/golden.json"), data("diff/one_token.json"), "--label", "before", "--label", "after", "--out", ab});
   ASSERT_EQ(r2.exit, 0) << describe({}, r2);
