@@ -259,8 +259,33 @@ void add_article_section(const std::vector<ReportDocument>& documents, const Rep
   }
 }
 
+namespace {
+
+double number_or(const OrderedJson& obj, const char* key, double fallback) {
+  return obj.contains(key) && obj[key].is_number() ? obj[key].get<double>() : fallback;
+}
+
+bool temperature_before_top_p(const std::vector<SamplerStage>& order) {
+  const auto t = std::find(order.begin(), order.end(), SamplerStage::temperature);
+  const auto p = std::find(order.begin(), order.end(), SamplerStage::top_p);
+  return t == order.end() || p == order.end() || t < p;
+}
+
+bool same_generation(const OrderedJson& params, const RunRecord& run) {
+  const SamplingParams& s = run.params.sampling;
+  if (!params.is_object() || number_or(params, "max_new_tokens", -1) != static_cast<double>(run.params.max_new_tokens)) return false;
+  const bool greedy = s.mode == DecodeMode::greedy;
+  if (params.contains("mode") && params["mode"] == "greedy") return greedy;
+  return !greedy && s.rng == Rng::torch && s.top_p_rule == TopPRule::article && s.top_k == 0 &&
+         temperature_before_top_p(s.sampler_order) && number_or(params, "temperature", 1) == s.temperature &&
+         number_or(params, "top_p", 1) == s.top_p && number_or(params, "seed", -1) == static_cast<double>(s.seed);
+}
+
+}  // namespace
+
 std::optional<int64_t> article_nucleus(const OrderedJson& facts, const RunRecord& run) {
   const SamplingParams& s = run.params.sampling;
+  if (s.rng != Rng::torch || s.top_p_rule != TopPRule::article || !temperature_before_top_p(s.sampler_order)) return std::nullopt;
   if (!facts.contains("prompt") || facts["prompt"] != run.prompt || s.top_k != 0 || !facts.contains("nucleus_sizes") ||
       !facts["nucleus_sizes"].is_array())
     return std::nullopt;
@@ -269,6 +294,23 @@ std::optional<int64_t> article_nucleus(const OrderedJson& facts, const RunRecord
     if (!n["temperature"].is_number() || !n["top_p"].is_number() || !n["step"].is_number() || !n["kept"].is_number()) continue;
     if (n["temperature"].get<double>() == s.temperature && n["top_p"].get<double>() == s.top_p && n["step"].get<double>() == 0)
       return n["kept"].get<int64_t>();
+  }
+  return std::nullopt;
+}
+
+std::string stop_as_article_says(const RunRecord& run) {
+  return std::string(to_string(run.result.stop_reason)) + " at new token " + std::to_string(run.result.stop_step);
+}
+
+std::optional<std::string> article_stop(const OrderedJson& facts, const RunRecord& run) {
+  if (!facts.contains("prompt") || facts["prompt"] != run.prompt || !facts.contains("generations") || !facts["generations"].is_array())
+    return std::nullopt;
+  for (const OrderedJson& g : facts["generations"]) {
+    if (!g.is_object() || !g.contains("params") || !same_generation(g["params"], run) || !g.contains("stop")) continue;
+    const OrderedJson& stop = g["stop"];
+    if (!stop.is_object() || !stop.contains("reason") || !stop["reason"].is_string() || !stop.contains("step") || !stop["step"].is_number())
+      continue;
+    return stop["reason"].get<std::string>() + " at new token " + std::to_string(stop["step"].get<int64_t>());
   }
   return std::nullopt;
 }

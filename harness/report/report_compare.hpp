@@ -24,7 +24,16 @@ void add_article_section(const std::vector<ReportDocument>& documents, const Rep
                          std::vector<ReportBlock>& out);
 
 // The article's nucleus size for this run's first prediction (its prompt, temperature and
-// top-p, no top-k), when the facts give one.
+// top-p with the article's sampler: torch RNG, its top-p rule, temperature before top-p, no
+// top-k), when the facts give one.
 std::optional<int64_t> article_nucleus(const OrderedJson& facts, const RunRecord& run);
+
+// The article's stop for this run ("max_new_tokens at new token 50", "eos at new token 47"),
+// when the facts publish a generation with its parameters: the prompt, max_new_tokens and, for
+// sampled runs, temperature, top-p and seed with the article's sampler (torch RNG, its top-p
+// rule, temperature before top-p, no top-k).
+std::optional<std::string> article_stop(const OrderedJson& facts, const RunRecord& run);
+// The same text for a run of the evidence, to compare with it.
+std::string stop_as_article_says(const RunRecord& run);
 
 }  // namespace genrepro

@@ -645,14 +645,28 @@ void add_stopping(const Inputs& in, Builder& b) {
   ReportTable t;
   t.header = {"run", "parameters", "limit", "stop reason", "new tokens", "last token"};
   t.numeric = {false, false, true, false, true, false};
+  const OrderedJson* facts = in.options.article_facts ? &*in.options.article_facts : nullptr;
+  if (facts) {  // the article's stop beside the evidence's (--article)
+    t.header.insert(t.header.end(), {"the article", "same as the article"});
+    t.numeric.insert(t.numeric.end(), {false, false});
+  }
   for (const RunRecord* r : generating) {
     const auto& out = r->result.output_ids;
     const std::string last = r->result.steps.empty()
                                  ? (out.empty() ? "" : "id " + std::to_string(out.back()))
                                  : first_step_token(*r, r->result.steps.size() - 1) +
                                        (out.empty() ? "" : " (id " + std::to_string(out.back()) + ")");
-    t.rows.push_back({r->id, in.legend(*r), std::to_string(r->params.max_new_tokens), to_string(r->result.stop_reason),
-                      std::to_string(r->result.stop_step), last});
+    std::vector<std::string> row = {r->id, in.legend(*r), std::to_string(r->params.max_new_tokens), to_string(r->result.stop_reason),
+                                    std::to_string(r->result.stop_step), last};
+    if (facts) {
+      const std::optional<std::string> article = article_stop(*facts, *r);
+      const bool differs = article && *article != stop_as_article_says(*r);
+      row.insert(row.end(), {article.value_or(""), article ? (differs ? "no" : "yes") : "not given"});
+      t.marked.resize(t.rows.size() + 1);
+      t.marked.back().assign(row.size(), false);
+      t.marked.back().back() = differs;
+    }
+    t.rows.push_back(std::move(row));
   }
   b.table(std::move(t));
   bool any_eos = false;

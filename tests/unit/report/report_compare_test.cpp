@@ -209,7 +209,9 @@ TEST(ReportAB, ShardsWithoutSharedRunsArePooledNotCompared) {
 // ---- the article ----
 
 OrderedJson facts() {
-  return OrderedJson::parse(R"({"schema": "genrepro.article-facts/1", "prompt": "the river bank was", "generations": [],
+  return OrderedJson::parse(R"({"schema": "genrepro.article-facts/1", "prompt": "the river bank was",
+      "generations": [{"name": "t1", "params": {"mode": "sample", "temperature": 1.0, "top_p": 0.9, "seed": 42, "max_new_tokens": 3},
+                       "text": "the river bank was t1 t2 t3", "stop": {"reason": "eos", "step": 2}}],
       "nucleus_sizes": [{"temperature": 1.0, "top_p": 0.9, "step": 0, "kept": 35}],
       "eos": {"token_id": 50256, "text": "<|endoftext|>"}})");
 }
@@ -225,6 +227,9 @@ TEST(ReportArticle, TheArticlesNumbersStandBesideTheEvidences) {
   EXPECT_THAT(md, HasSubstr("## Against the article"));
   EXPECT_THAT(md, HasSubstr("| nucleus T=1 p=0.9 step 0 | 35 | 35 / 7 | **differs** |"));
   EXPECT_THAT(md, HasSubstr("| eos token id | 50256 | 50256 | match |"));
+  // The stopping table: the article's stop beside each run's, a difference highlighted.
+  EXPECT_THAT(md, HasSubstr("| the article | same as the article |"));
+  EXPECT_THAT(md, HasSubstr("| 3 | \" t3\" (id 3) | eos at new token 2 | **no** |"));
 }
 
 // ---- small multiples and legends ----
