@@ -73,3 +73,13 @@ install_npm_packages() {
 
 install_debian_packages
 install_npm_packages
+
+# Optional test dependency: Debian's chromium for the report's screenshot test
+# (tests/cli/report_screenshot.cmake, skipped when no Chromium is installed). Not installed by
+# default: with its libraries it is ~480 MB (103 packages on Debian 12), far more than the rest of
+# the test dependencies. GENREPRO_SETUP_CHROMIUM=1 asks for it.
+if [ "${GENREPRO_SETUP_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing chromium (report screenshot test)" >&2
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends chromium >&2
+fi

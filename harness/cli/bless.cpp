@@ -1,55 +1,301 @@
-// genrepro bless EVIDENCE --into DIR: the only way a golden changes. Shows what would change,
-// asks on a terminal, needs --yes otherwise, and writes one file per experiment atomically.
+// genrepro bless EVIDENCE --into DIR: the only way a golden changes. On a terminal it is a
+// review, run by run (accept / reject / skip / accept all / quit, like `cargo insta review`);
+// off one it takes --yes (every change) or --run ID (chosen runs). A golden run missing from the
+// evidence is listed and kept unless --prune; a "regression" needs --accept-regressions or a typed
+// confirmation; a dirty work tree is refused without --allow-dirty; DIR/blessed.tsv records the
+// commit. docs/bless.md is the user's page.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "cli/verbs.hpp"
-#include "util/errors.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/golden_bless.hpp"
+#include "util/errors.hpp"
+
+extern char** environ;
 
 namespace genrepro::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
 struct BlessOptions {
   std::string evidence;
   std::string into;
   bool yes = false;
+  std::vector<std::string> runs;
+  bool prune = false;
+  bool accept_regressions = false;
+  bool allow_dirty = false;
+  bool no_color = false;
 };
 
-constexpr int kExitBlessed = 0;
-constexpr int kExitNotConfirmed = 1;  // the golden still differs from the evidence
+constexpr int kExitBlessed = 0;     // every reviewed change is in the golden (or nothing changed)
+constexpr int kExitNotAll = 1;      // some new or changed run was rejected or skipped: the golden still differs
+// git's answers are a commit id, a path prefix and a status listing; more than this is not one.
+constexpr std::size_t kMaxGitOutputBytes = 1 << 20;
 
-bool confirmed_on_terminal(std::size_t files, const std::string& dir, Console& io) {
-  io.out << "Write " << files << " golden file(s) into " << dir << "? [y/N] " << std::flush;
-  std::string answer;
-  if (!std::getline(io.in, answer)) return false;
-  return answer == "y" || answer == "Y" || answer == "yes";
+// ---- where the bless comes from: git, asked without a shell ----
+
+// `git <args>`'s stdout, or empty when git is missing or fails (DIR outside a work tree).
+std::optional<std::string> git_output(const std::vector<std::string>& args) {
+  int fds[2];
+  if (::pipe(fds) != 0) return std::nullopt;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  std::vector<std::string> argv_storage = {"git"};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, "git", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  std::string out;
+  if (rc == 0) {
+    std::array<char, 4096> buf;
+    for (ssize_t n; (n = ::read(fds[0], buf.data(), buf.size())) > 0;)
+      if (out.size() < kMaxGitOutputBytes) out.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (rc != 0) return std::nullopt;
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
 }
 
-int run_bless(const BlessOptions& a, Console& io) {
-  const EvidenceFile evidence = read_evidence_file(a.evidence);
-  const std::vector<GoldenFilePlan> plans = plan_bless(evidence, a.into);
-  io.out << format_bless_preview(plans);
-  std::size_t changing = 0;
-  for (const GoldenFilePlan& p : plans) changing += p.changes ? 1 : 0;
-  if (changing == 0) {
-    io.out << "bless: " << a.into << " already agrees with " << a.evidence << "; nothing written\n";
-    return kExitBlessed;
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// A path from `git status --porcelain` (v1): "XY path" or "XY from -> to", quoted when unusual.
+std::string status_path(const std::string& line) {
+  std::string p = line.size() > 3 ? line.substr(3) : "";
+  const std::size_t arrow = p.find(" -> ");
+  if (arrow != std::string::npos) p = p.substr(arrow + 4);
+  if (p.size() >= 2 && p.front() == '"' && p.back() == '"') p = p.substr(1, p.size() - 2);
+  return p;
+}
+
+struct WorkTree {
+  BlessSource source;
+  std::string first_dirty;  // a tracked file outside DIR that differs from HEAD
+  bool ignored = false;     // DIR is ignored by git (a scratch golden under build/): never committed
+};
+
+// The commit of the work tree holding DIR, and whether tracked files outside DIR differ from it
+// (DIR's own changes are a previous bless waiting to be committed: they do not count), and
+// whether git ignores DIR.
+WorkTree probe_work_tree(const std::string& into) {
+  WorkTree w;
+  fs::path dir = fs::absolute(into).lexically_normal();
+  fs::path existing = dir;
+  std::error_code ec;
+  while (!existing.empty() && !fs::is_directory(existing, ec) && existing != existing.parent_path()) existing = existing.parent_path();
+  const std::string at = existing.string();
+  const std::optional<std::string> head = git_output({"-C", at, "rev-parse", "HEAD"});
+  const std::optional<std::string> prefix = git_output({"-C", at, "rev-parse", "--show-prefix"});
+  const std::optional<std::string> status = git_output({"-C", at, "status", "--porcelain", "--untracked-files=no"});
+  if (!head || !prefix || !status) {
+    w.source.commit = "none (not in a git work tree)";
+    return w;
   }
-  if (!a.yes) {
-    if (!io.in_is_terminal)
-      throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to write " +
-                       std::to_string(changing) + " golden file(s) into " + a.into);
-    if (!confirmed_on_terminal(changing, a.into, io)) {
-      io.out << "bless: not confirmed; nothing written\n";
-      return kExitNotConfirmed;
+  w.source.commit = first_line(*head);
+  // check-ignore exits 0 for an ignored path (existing or not) and 1 otherwise.
+  w.ignored = git_output({"-C", at, "check-ignore", "-q", dir.string()}).has_value();
+  std::string dir_prefix = first_line(*prefix) + dir.lexically_relative(existing).generic_string();
+  if (dir_prefix == "." || dir_prefix.empty()) dir_prefix = "";
+  if (!dir_prefix.empty() && dir_prefix.back() != '/') dir_prefix += '/';
+  std::size_t from = 0;
+  while (from < status->size()) {
+    const std::size_t end = std::min(status->find('\n', from), status->size());
+    const std::string path = status_path(status->substr(from, end - from));
+    from = end + 1;
+    if (path.empty() || (!dir_prefix.empty() && path.rfind(dir_prefix, 0) == 0)) continue;
+    w.source.dirty = true;
+    w.first_dirty = path;
+    break;
+  }
+  return w;
+}
+
+// ---- deciding ----
+
+struct Tally {
+  std::size_t accepted = 0, rejected = 0, skipped = 0;
+};
+
+void decide(BlessDecisions& d, Tally& t, const std::string& id, Decision how) {
+  d.runs[id] = how;
+  (how == Decision::accept ? t.accepted : how == Decision::reject ? t.rejected : t.skipped)++;
+}
+
+// --run: every id must name a run of the evidence or of the golden files it maps to.
+void check_chosen_runs(const BlessOptions& a, const BlessPlan& plan) {
+  for (const std::string& id : a.runs)
+    if (plan.find(id) == nullptr)
+      throw UsageError("--run \"" + id + "\": no run with this id in " + a.evidence + " or in the golden files it maps to in " +
+                       a.into + "; 'genrepro diff " + a.into + " " + a.evidence + "' lists the run ids");
+}
+
+// --yes / --run: accept every new or changed run (or the chosen ones); a regression only with
+// --accept-regressions.
+BlessDecisions decide_without_asking(const BlessOptions& a, const BlessPlan& plan, Tally& tally) {
+  const std::set<std::string> chosen(a.runs.begin(), a.runs.end());
+  BlessDecisions d;
+  d.prune = a.prune;
+  d.prune_only = chosen;
+  for (const GoldenFilePlan& f : plan.files)
+    for (const RunReview& r : f.runs) {
+      if (!r.needs_decision()) continue;
+      if (!chosen.empty() && !chosen.count(r.id)) {
+        decide(d, tally, r.id, Decision::skip);
+        continue;
+      }
+      if (r.is_regression() && !a.accept_regressions)
+        throw UsageError("bless: run " + r.id + " in " + f.path + ": diff's verdict is regression (nothing explains the change); " +
+                         "bless it only deliberately, with --accept-regressions, or leave it out with --run for the other runs");
+      decide(d, tally, r.id, Decision::accept);
+    }
+  return d;
+}
+
+enum class Answer { accept, reject, skip, accept_all, quit };
+
+std::optional<Answer> parse_answer(const std::string& line) {
+  if (line == "a" || line == "accept" || line == "y" || line == "yes") return Answer::accept;
+  if (line == "r" || line == "reject" || line == "n" || line == "no") return Answer::reject;
+  if (line == "s" || line == "skip" || line.empty()) return Answer::skip;
+  if (line == "A" || line == "all") return Answer::accept_all;
+  if (line == "q" || line == "quit") return Answer::quit;
+  return std::nullopt;
+}
+
+// One answer; an unknown one is asked again, end of input is quit.
+Answer ask(Console& io) {
+  for (;;) {
+    io.out << "accept (a) / reject (r) / skip (s, Enter) / accept all (A) / quit (q)? " << std::flush;
+    std::string line;
+    if (!std::getline(io.in, line)) {
+      io.out << "\n";
+      return Answer::quit;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (const std::optional<Answer> a = parse_answer(line)) return *a;
+    io.out << "  '" << line.substr(0, 20) << "' is not an answer\n";
+  }
+}
+
+// A regression is accepted only when the person types "yes".
+bool regression_confirmed(Console& io) {
+  io.out << "  this run is a REGRESSION: the model's output changed and nothing explains it. Bless it anyway? type 'yes': "
+         << std::flush;
+  std::string line;
+  if (!std::getline(io.in, line)) return false;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line == "yes";
+}
+
+BlessDecisions review_on_terminal(const BlessOptions& a, const BlessPlan& plan, Console& io, Tally& tally) {
+  BlessDecisions d;
+  d.prune = a.prune;
+  std::vector<std::pair<const GoldenFilePlan*, const RunReview*>> queue;
+  for (const GoldenFilePlan& f : plan.files)
+    for (const RunReview& r : f.runs) {
+      if (r.needs_decision()) queue.emplace_back(&f, &r);
+      if (r.change == RunChange::missing) io.out << format_run_line(f, r, a.prune) << "\n";
+    }
+  const bool color = !a.no_color;
+  bool all = false, quit = false;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const auto& [file, run] = queue[i];
+    if (quit) {
+      decide(d, tally, run->id, Decision::skip);
+      continue;
+    }
+    io.out << "\n[" << (i + 1) << "/" << queue.size() << "] " << format_run_line(*file, *run, a.prune) << "\n"
+           << format_token_diff(*file, *run, color);
+    Answer answer = Answer::accept;
+    if (!all) answer = ask(io);
+    if (answer == Answer::quit) {
+      quit = true;
+      decide(d, tally, run->id, Decision::skip);
+      continue;
+    }
+    if (answer == Answer::accept_all) all = true;
+    if (answer == Answer::reject) {
+      decide(d, tally, run->id, Decision::reject);
+    } else if (answer == Answer::skip) {
+      decide(d, tally, run->id, Decision::skip);
+    } else if (run->is_regression() && !a.accept_regressions && !regression_confirmed(io)) {
+      io.out << "  not blessed: the golden keeps its run\n";
+      decide(d, tally, run->id, Decision::skip);
+    } else {
+      if (all && answer != Answer::accept_all) io.out << "  accepted (accept all)\n";
+      decide(d, tally, run->id, Decision::accept);
     }
   }
-  const std::size_t written = write_golden(plans);
-  io.out << "bless: wrote " << written << " golden file(s) into " << a.into << "\n";
-  return kExitBlessed;
+  return d;
+}
+
+// ---- the verb ----
+
+int run_bless(const BlessOptions& a, Console& io) {
+  std::error_code ec;
+  if (fs::exists(a.into, ec) && !fs::is_directory(a.into, ec))
+    throw UsageError("--into " + a.into + ": exists and is not a directory; give the golden directory (created if missing)");
+  const EvidenceFile evidence = read_evidence_file(a.evidence);
+  const BlessPlan plan = plan_bless(evidence, a.into);
+  check_chosen_runs(a, plan);
+  const std::size_t to_review = plan.count(RunChange::added) + plan.count(RunChange::changed);
+  const std::size_t missing = plan.count(RunChange::missing);
+  if (to_review == 0 && (missing == 0 || !a.prune)) {
+    io.out << format_bless_preview(plan, a.prune);
+    io.out << "bless: " << a.into << " already holds every run of " << a.evidence << "; nothing written\n";
+    return kExitBlessed;
+  }
+  const bool interactive = !a.yes && a.runs.empty();
+  if (interactive && !io.in_is_terminal) {
+    io.out << format_bless_preview(plan, a.prune);  // what would change, before the refusal
+    throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to bless all " +
+                     std::to_string(to_review) + " new or changed run(s) into " + a.into + ", or --run ID for chosen runs");
+  }
+  WorkTree tree = probe_work_tree(a.into);
+  tree.source.evidence_path = a.evidence;
+  // A golden git ignores is never committed, so no commit could describe it either way.
+  if (tree.source.dirty && !tree.ignored && !a.allow_dirty)
+    throw UsageError("bless: the work tree holding " + a.into + " has uncommitted changes outside it (" + tree.first_dirty +
+                     "); commit them first so the golden records the commit it came from, or pass --allow-dirty");
+  Tally tally;
+  BlessDecisions decisions;
+  if (interactive) {
+    io.out << format_shared_differences(plan);
+    decisions = review_on_terminal(a, plan, io, tally);
+  } else {
+    io.out << format_bless_preview(plan, a.prune);
+    decisions = decide_without_asking(a, plan, tally);
+  }
+  const std::vector<std::string> written = write_golden(plan, decisions, tree.source, a.into);
+  for (const std::string& path : written) io.out << "bless: wrote " << path << "\n";
+  io.out << "bless: " << tally.accepted << " accepted, " << tally.rejected << " rejected, " << tally.skipped << " skipped; "
+         << (written.empty() ? std::string("nothing written") : "wrote " + std::to_string(written.size()) + " golden file(s) into " + a.into)
+         << " (blessed from commit " << tree.source.commit << (tree.source.dirty ? ", dirty work tree" : "") << ")\n";
+  return tally.rejected + tally.skipped == 0 ? kExitBlessed : kExitNotAll;
 }
 
 }  // namespace
@@ -58,13 +304,21 @@ void setup_bless(CLI::App& app, VerbContext& ctx) {
   auto a = std::make_shared<BlessOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bless",
-      "Make EVIDENCE the golden: one file per experiment, DIR/<experiment>.json, volatile fields\n"
-      "(created_utc, timing, threads.runs_concurrently) stripped, each written atomically. Shows\n"
-      "the diff against DIR first; asks y/N on a terminal, and needs --yes otherwise.\n"
-      "Exit: 0 written (or nothing to change), 1 not confirmed, 2 bad input or no terminal without --yes.");
+      "Make EVIDENCE the golden, run by run: one file per experiment, DIR/<experiment>.json, volatile fields\n"
+      "(created_utc, timing, threads.runs_concurrently) stripped, each written atomically, and DIR/blessed.tsv\n"
+      "recording the commit. On a terminal: a review of each new or changed run (verdict, first divergence,\n"
+      "token diff) asking accept / reject / skip / accept all / quit. Off a terminal: --yes or --run ID.\n"
+      "A golden run missing from EVIDENCE is kept unless --prune. docs/bless.md.\n"
+      "Exit: 0 written (or nothing to change), 1 some run rejected or skipped, 2 bad input, no terminal\n"
+      "without --yes/--run, an unconfirmed regression, or a dirty work tree.");
   cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->required();
   cmd->add_option("--into", a->into, "Golden directory (e.g. golden/fixture); created if missing")->required();
-  cmd->add_flag("--yes", a->yes, "Write without asking (required when stdin is not a terminal, e.g. in CI)");
+  cmd->add_flag("--yes", a->yes, "Bless every new or changed run without asking (e.g. in CI)");
+  cmd->add_option("--run", a->runs, "Bless only this run (repeatable); every other run keeps its golden")->allow_extra_args(false);
+  cmd->add_flag("--prune", a->prune, "Remove golden runs the evidence does not have (with --run: only the named ones)");
+  cmd->add_flag("--accept-regressions", a->accept_regressions, "Bless runs whose diff verdict is regression without the extra confirmation");
+  cmd->add_flag("--allow-dirty", a->allow_dirty, "Bless although tracked files outside DIR have uncommitted changes");
+  cmd->add_flag("--no-color", a->no_color, "No colours in the review's token diff");
   on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = run_bless(*a, ctx.io); });
 }
 

@@ -1,36 +1,70 @@
-// genrepro report EVIDENCE... [--out DIR]: the article's tables and charts, rebuilt from evidence.
+// genrepro report EVIDENCE... [--out DIR] [--golden DIR] [--label NAME]... [--article FACTS]:
+// the article's tables and charts rebuilt from evidence, opened (with --golden) by the verdict
+// against the golden, with the evidence files side by side when they share runs, and (with
+// --article) the article's published numbers beside the evidence's.
 #include <string>
 #include <vector>
 
 #include "cli/verbs.hpp"
+#include "evidence/article_check.hpp"
 #include "report/report.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro::cli {
 
 namespace {
 
-struct ReportOptions {
+struct ReportCliOptions {
   std::vector<std::string> evidence;
   std::string out = "reports/out";
+  std::string golden;
+  std::vector<std::string> labels;
+  std::string article;
 };
 
-int run_report(const ReportOptions& opt, Console& io) {
+std::vector<ReportDocument> read_documents(const ReportCliOptions& opt) {
+  if (!opt.labels.empty() && opt.labels.size() != opt.evidence.size())
+    throw UsageError("--label: given " + std::to_string(opt.labels.size()) + " time(s) for " + std::to_string(opt.evidence.size()) +
+                     " evidence file(s); give one --label per evidence file, in the same order, or none");
   std::vector<ReportDocument> documents;
-  for (const std::string& path : opt.evidence) documents.push_back(read_report_evidence(path));
-  for (const std::string& path : write_report(render_report(documents), opt.out)) io.out << path << "\n";
+  for (std::size_t i = 0; i < opt.evidence.size(); ++i) {
+    documents.push_back(read_report_evidence(opt.evidence[i]));
+    if (!opt.labels.empty()) documents.back().label = opt.labels[i];
+  }
+  return documents;
+}
+
+int run_report(const ReportCliOptions& opt, Console& io) {
+  const std::vector<ReportDocument> documents = read_documents(opt);
+  ReportOptions options;
+  if (!opt.golden.empty()) {
+    options.golden = read_golden(opt.golden);
+    options.golden_name = opt.golden;
+  }
+  if (!opt.article.empty()) {
+    options.article_facts = load_article_facts(opt.article);
+    options.article_name = opt.article;
+  }
+  for (const std::string& path : write_report(render_report(documents, options), opt.out)) io.out << path << "\n";
   return 0;
 }
 
 }  // namespace
 
 void setup_report(CLI::App& app, VerbContext& ctx) {
-  auto opt = std::make_shared<ReportOptions>();
+  auto opt = std::make_shared<ReportCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "report",
       "Rebuild the article's tables and charts from evidence: report.md, report.html (self-contained, charts "
-      "inline) and the charts as SVG files.");
+      "inline) and the charts as SVG files. With --golden it opens with the verdict against the golden; two "
+      "evidence files that share runs are compared side by side (A/B).");
   sub->add_option("evidence", opt->evidence, "evidence.json files written by 'genrepro run'")->required();
   sub->add_option("--out", opt->out, "report directory (created if missing)")->capture_default_str();
+  sub->add_option("--golden", opt->golden, "golden evidence (a file or a directory such as golden/fixture): open with the verdict");
+  sub->add_option("--label", opt->labels, "what to call each evidence file, in order (repeatable), e.g. --label before --label after")
+      ->allow_extra_args(false);
+  sub->add_option("--article", opt->article,
+                  "the article's facts (golden/article/article-facts.json): its numbers beside the evidence's");
   on_verb(*sub, ctx, [opt, &ctx] { ctx.exit_code = run_report(*opt, ctx.io); });
 }
 

@@ -1,9 +1,11 @@
 #include "evidence/golden_bless.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
-#include <map>
+#include <sstream>
 
+#include "evidence/diff_ci_report.hpp"
 #include "evidence/diff_format.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
@@ -14,13 +16,49 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs are filed by experiment name, so a run must have one.
-void check_experiment_names(const EvidenceFile& evidence) {
-  for (std::size_t i = 0; i < evidence.evidence.runs.size(); ++i)
-    if (evidence.evidence.runs[i].experiment.empty())
-      throw EvidenceError(evidence.path + ": runs[" + std::to_string(i) + "].experiment: expected the experiment's name (a non-empty " +
-                          "string), found string \"\"; bless files golden runs by experiment — regenerate the evidence with 'genrepro run'");
+// A token diff shows this many common tokens before the first difference, for orientation, and at
+// most this many of each side's own tokens after it: enough to read, short enough for one line.
+constexpr std::size_t kContextTokens = 6;
+constexpr std::size_t kTailTokens = 16;
+// Long values (torch_config, loaded libraries) are cut in the shared-differences block.
+constexpr std::size_t kMaxShownChars = 60;
+// A blessed.tsv is a line per golden file; anything this big is not one.
+constexpr std::uintmax_t kMaxRecordBytes = 1 << 20;
+// How much of a refused name an error shows.
+constexpr std::size_t kMaxShownNameChars = 80;
+
+constexpr const char* kRed = "\x1b[31m";
+constexpr const char* kGreen = "\x1b[32m";
+constexpr const char* kReset = "\x1b[0m";
+
+std::string json_quoted(const std::string& s) { return OrderedJson(s).dump(-1, ' ', false, OrderedJson::error_handler_t::replace); }
+
+// Text from evidence is shown on a terminal: control characters (ESC above all) must not reach it.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
+
+// A token's text inside a shown continuation: JSON-escaped, without the quotes.
+std::string token_piece(const std::string& text) {
+  const std::string q = json_quoted(text);
+  return q.substr(1, q.size() - 2);
+}
+
+bool plain_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+bool alnum(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 // The evidence restricted to one experiment: its runs and its experiments[] entry.
 Evidence part_of(const Evidence& e, const std::string& experiment) {
@@ -37,60 +75,363 @@ Evidence part_of(const Evidence& e, const std::string& experiment) {
   return part;
 }
 
-}  // namespace
-
-std::string golden_file_name(const std::string& experiment) {
-  std::string name;
-  for (char c : experiment) {
-    const bool plain = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    name += plain ? c : '_';
-  }
-  if (name.empty() || name.front() == '.') name.insert(name.begin(), '_');  // never hidden, never ".."
-  return name + ".json";
+// Bless replaces regular files only: a link could point anywhere, outside DIR included.
+void check_writable_target(const std::string& path, const char* what) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(path, ec);
+  if (ec || !fs::exists(st)) return;
+  if (fs::is_symlink(st))
+    throw EvidenceError(path + ": " + what + " is a symlink; bless writes regular files only and never follows or replaces "
+                        "a link in the golden directory — replace the link with the file itself, or bless into another directory");
+  if (!fs::is_regular_file(st)) throw EvidenceError(path + ": " + what + " exists and is not a regular file; remove it or bless into another directory");
 }
 
-std::vector<GoldenFilePlan> plan_bless(const EvidenceFile& evidence, const std::string& into_dir,
-                                       const EvidenceDiffOptions& options) {
-  check_experiment_names(evidence);
+void add_reviews(GoldenFilePlan& p, const EvidenceDiffOptions& options) {
+  std::map<std::string, std::size_t> golden_index;
+  if (p.golden)
+    for (std::size_t i = 0; i < p.golden->runs.size(); ++i) golden_index.emplace(p.golden->runs[i].id, i);
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < p.incoming.runs.size(); ++i) {
+    const RunRecord& run = p.incoming.runs[i];
+    RunReview r;
+    r.id = run.id;
+    r.current = i;
+    const auto it = golden_index.find(run.id);
+    if (it == golden_index.end()) {
+      r.change = RunChange::added;
+    } else {
+      seen.insert(run.id);
+      r.golden = it->second;
+      RunDiff d = diff_run(p.golden->runs[it->second], run, options.prob_tolerance);
+      r.change = d.verdict == Verdict::agree ? RunChange::unchanged : RunChange::changed;
+      if (r.change == RunChange::changed) r.diff = std::move(d);
+    }
+    p.runs.push_back(std::move(r));
+  }
+  if (!p.golden) return;
+  for (std::size_t i = 0; i < p.golden->runs.size(); ++i) {
+    if (seen.count(p.golden->runs[i].id)) continue;
+    RunReview r;
+    r.id = p.golden->runs[i].id;
+    r.change = RunChange::missing;
+    r.golden = i;
+    p.runs.push_back(std::move(r));
+  }
+}
+
+bool accepted(const BlessDecisions& d, const std::string& id) {
+  const auto it = d.runs.find(id);
+  return it != d.runs.end() && it->second == Decision::accept;
+}
+
+bool pruned(const BlessDecisions& d, const std::string& id) {
+  return d.prune && (d.prune_only.empty() || d.prune_only.count(id) > 0);
+}
+
+// Golden runs kept although the evidence lacks them go back where they were: right after the
+// nearest earlier golden run that is in the output, or first.
+void insert_kept_missing(const GoldenFilePlan& p, const std::vector<std::size_t>& kept, std::vector<RunRecord>& runs) {
+  for (std::size_t gi : kept) {
+    std::size_t at = 0;
+    for (std::size_t g = gi; g-- > 0;) {
+      const std::string& before = p.golden->runs[g].id;
+      const auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRecord& r) { return r.id == before; });
+      if (it != runs.end()) {
+        at = static_cast<std::size_t>(it - runs.begin()) + 1;
+        break;
+      }
+    }
+    runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(at), p.golden->runs[gi]);
+  }
+}
+
+std::string shown_value(const OrderedJson& j) {
+  std::string s = printable(show_json(j));
+  if (s.size() > kMaxShownChars) s = s.substr(0, kMaxShownChars) + "...(" + std::to_string(s.size()) + " chars)";
+  return s;
+}
+
+struct SharedDifference {
+  ValueDifference difference;
+  std::vector<std::string> files;
+};
+
+void collect(std::vector<SharedDifference>& into, const std::vector<ValueDifference>& found, const std::string& file) {
+  for (const ValueDifference& d : found) {
+    auto it = std::find_if(into.begin(), into.end(), [&](const SharedDifference& s) {
+      return s.difference.path == d.path && s.difference.golden == d.golden && s.difference.current == d.current;
+    });
+    if (it == into.end()) it = into.insert(into.end(), SharedDifference{d, {}});
+    it->files.push_back(file);
+  }
+}
+
+void write_shared(std::ostringstream& o, const char* heading, const std::vector<SharedDifference>& list, std::size_t files) {
+  if (list.empty()) return;
+  o << heading << "\n";
+  for (const SharedDifference& s : list) {
+    o << "  " << s.difference.path << ": " << shown_value(s.difference.golden) << " -> " << shown_value(s.difference.current);
+    if (s.files.size() < files) {
+      std::string names;
+      for (const std::string& f : s.files) names += (names.empty() ? "" : ", ") + f;
+      o << " (" << names << ")";
+    }
+    o << "\n";
+  }
+}
+
+std::string file_name_of(const GoldenFilePlan& p) { return fs::path(p.path).filename().string(); }
+
+std::string file_summary(const GoldenFilePlan& p, bool prune) {
+  if (!p.exists()) return "new, " + std::to_string(p.runs.size()) + " runs";
+  const std::size_t changed = p.count(RunChange::changed), added = p.count(RunChange::added),
+                    missing = p.count(RunChange::missing), same = p.count(RunChange::unchanged);
+  if (changed + added + missing == 0) return "agrees, left as is, " + std::to_string(same) + " runs";
+  std::string s = "changes: ";
+  std::vector<std::string> parts;
+  if (changed) parts.push_back(std::to_string(changed) + " changed");
+  if (added) parts.push_back(std::to_string(added) + " new");
+  if (missing) parts.push_back(std::to_string(missing) + " missing from the evidence (" + (prune ? "pruned" : "kept") + ")");
+  parts.push_back(std::to_string(same) + " unchanged");
+  for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+// ---- blessed.tsv ----
+
+std::string tsv_field(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  return out.empty() ? "-" : out;
+}
+
+std::vector<std::string> old_record_lines(const std::string& path) {
+  check_writable_target(path, "the bless record");
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  if (fs::file_size(path, ec) > kMaxRecordBytes)
+    throw EvidenceError(path + ": the bless record is larger than " + std::to_string(kMaxRecordBytes) +
+                        " bytes; it holds one line per golden file — restore it from git");
+  std::string text, problem;
+  if (!read_text_file(path, text, problem, kMaxRecordBytes)) throw EvidenceError(path + ": " + problem);
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') lines.push_back(line);
+  return lines;
+}
+
+void update_record(const std::string& into_dir, const std::vector<std::pair<const GoldenFilePlan*, std::size_t>>& written,
+                   const BlessSource& source) {
+  const std::string path = (fs::path(into_dir) / kBlessRecordName).string();
+  std::map<std::string, std::string> lines;  // by golden file name: sorted, so the record diffs well
+  for (const std::string& line : old_record_lines(path)) lines[line.substr(0, line.find('\t'))] = line;
+  for (const auto& [plan, runs] : written) {
+    const std::string name = file_name_of(*plan);
+    lines[name] = name + "\t" + tsv_field(source.commit) + "\t" + (source.dirty ? "dirty" : "clean") + "\t" +
+                  tsv_field(source.evidence_path) + "\t" + tsv_field(plan->incoming.genrepro.git_commit) + "\t" +
+                  std::to_string(runs);
+  }
+  std::string text =
+      "# genrepro bless: the commit each golden file here was blessed from (written by 'genrepro bless'; docs/bless.md)\n"
+      "# file\tblessed_from_commit\twork_tree\tevidence\tevidence_genrepro_commit\truns\n";
+  for (const auto& [name, line] : lines) text += line + "\n";
+  try {
+    write_file_atomically(path, text);
+  } catch (const Error& e) {
+    throw EvidenceError(std::string(e.what()) + " (the bless record; the golden files were written)");
+  }
+}
+
+}  // namespace
+
+const char* to_string(RunChange c) {
+  switch (c) {
+    case RunChange::added: return "new";
+    case RunChange::changed: return "changed";
+    case RunChange::unchanged: return "unchanged";
+    case RunChange::missing: return "missing";
+  }
+  return "?";
+}
+
+std::size_t GoldenFilePlan::count(RunChange c) const {
+  return static_cast<std::size_t>(std::count_if(runs.begin(), runs.end(), [c](const RunReview& r) { return r.change == c; }));
+}
+
+std::size_t BlessPlan::count(RunChange c) const {
+  std::size_t n = 0;
+  for (const GoldenFilePlan& f : files) n += f.count(c);
+  return n;
+}
+
+const RunReview* BlessPlan::find(const std::string& id) const {
+  for (const GoldenFilePlan& f : files)
+    for (const RunReview& r : f.runs)
+      if (r.id == id) return &r;
+  return nullptr;
+}
+
+void check_golden_name(const std::string& name, const std::string& where) {
+  const bool ok = !name.empty() && name.size() <= kMaxGoldenNameLength && alnum(name.front()) &&
+                  std::all_of(name.begin(), name.end(), plain_name_char);
+  if (ok) return;
+  std::string shown = json_quoted(name.substr(0, kMaxShownNameChars));
+  if (name.size() > kMaxShownNameChars) shown += "... (" + std::to_string(name.size()) + " bytes)";
+  throw EvidenceError(where + ": expected an experiment name of 1 to " + std::to_string(kMaxGoldenNameLength) +
+                      " letters, digits, '_', '-' or '.', starting with a letter or digit (bless writes DIR/<name>.json and "
+                      "nothing outside DIR), found " + shown + "; regenerate the evidence with 'genrepro run'");
+}
+
+std::string golden_file_name(const std::string& experiment) {
+  check_golden_name(experiment, "experiment");
+  return experiment + ".json";
+}
+
+BlessPlan plan_bless(const EvidenceFile& evidence, const std::string& into_dir, const EvidenceDiffOptions& options) {
+  const std::vector<RunRecord>& runs = evidence.evidence.runs;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    check_golden_name(runs[i].experiment, evidence.path + ": runs[" + std::to_string(i) + "].experiment");
+  if (runs.empty()) throw EvidenceError(evidence.path + ": holds no runs; there is nothing to bless");
   std::vector<std::string> order;  // experiments in first-run order
-  for (const RunRecord& r : evidence.evidence.runs)
+  for (const RunRecord& r : runs)
     if (std::find(order.begin(), order.end(), r.experiment) == order.end()) order.push_back(r.experiment);
-  std::map<std::string, std::string> file_owner;  // two names that sanitize alike would overwrite each other
-  std::vector<GoldenFilePlan> plans;
+  BlessPlan plan;
+  plan.files.reserve(order.size());
   for (const std::string& e : order) {
     GoldenFilePlan p;
     p.experiment = e;
     p.path = (fs::path(into_dir) / golden_file_name(e)).string();
-    const auto [it, fresh] = file_owner.emplace(p.path, e);
-    if (!fresh)
-      throw EvidenceError(evidence.path + ": experiments \"" + it->second + "\" and \"" + e + "\" would both be blessed into " +
-                          p.path + "; rename one of them");
-    const Evidence part = part_of(evidence.evidence, e);
-    p.doc = strip_volatile(evidence_to_json(part));
-    p.runs = part.runs.size();
+    check_writable_target(p.path, "the golden file");
+    p.incoming = part_of(evidence.evidence, e);
     std::error_code ec;
-    p.exists = fs::exists(p.path, ec);
-    if (p.exists) {
-      const EvidenceDiff d = diff_evidence({read_evidence_file(p.path)}, EvidenceFile{evidence.path, part}, options);
-      p.changes = !d.agree();
-      p.preview = p.changes ? format_diff_text(d) : std::string();
-    } else {
-      p.preview = "new golden file " + p.path + " (" + std::to_string(p.runs) + " runs)\n";
+    if (fs::exists(p.path, ec)) {
+      p.golden = read_evidence(p.path);
+      const EvidenceDiff d = diff_evidence({EvidenceFile{p.path, *p.golden}}, EvidenceFile{evidence.path, p.incoming}, options);
+      p.environment = d.environment;
+      p.provenance = d.provenance;
     }
-    plans.push_back(std::move(p));
+    add_reviews(p, options);
+    plan.files.push_back(std::move(p));
   }
-  if (plans.empty()) throw EvidenceError(evidence.path + ": holds no runs; there is nothing to bless");
-  return plans;
+  return plan;
 }
 
-std::string format_bless_preview(const std::vector<GoldenFilePlan>& plans) {
-  std::string body, lines;
-  for (const GoldenFilePlan& p : plans) {
-    if (p.changes) body += p.preview;
-    lines += "bless: " + p.path + ": " + (!p.exists ? "new" : p.changes ? "changes" : "agrees, left as is") + ", " +
-             std::to_string(p.runs) + " runs\n";
+std::optional<OrderedJson> compose_golden(const GoldenFilePlan& plan, const BlessDecisions& decisions) {
+  bool any_accepted = false, any_change = false;
+  std::vector<RunRecord> out;
+  std::vector<std::size_t> kept_missing;
+  for (const RunReview& r : plan.runs) {
+    switch (r.change) {
+      case RunChange::added:
+      case RunChange::changed:
+        if (accepted(decisions, r.id)) {
+          out.push_back(*plan.current_run(r));
+          any_accepted = any_change = true;
+        } else if (r.change == RunChange::changed) {
+          out.push_back(*plan.golden_run(r));
+        }
+        break;
+      case RunChange::unchanged:
+        out.push_back(*plan.current_run(r));
+        break;
+      case RunChange::missing:
+        if (pruned(decisions, r.id))
+          any_change = true;
+        else
+          kept_missing.push_back(*r.golden);
+        break;
+    }
   }
-  return body + lines;
+  if (!any_change) return std::nullopt;
+  insert_kept_missing(plan, kept_missing, out);
+  if (out.empty())  // every golden run pruned and no new run accepted
+    throw EvidenceError(plan.path + ": the decisions would leave the golden file with no runs; if the experiment is gone, "
+                        "remove the file with git rm, otherwise accept its runs");
+  Evidence doc = any_accepted || !plan.golden ? plan.incoming : *plan.golden;
+  doc.runs = std::move(out);
+  return strip_volatile(evidence_to_json(doc));
+}
+
+std::string format_shared_differences(const BlessPlan& plan) {
+  std::vector<SharedDifference> environment, provenance;
+  std::size_t existing = 0;
+  for (const GoldenFilePlan& f : plan.files) {
+    if (!f.exists()) continue;
+    ++existing;
+    collect(environment, f.environment, file_name_of(f));
+    collect(provenance, f.provenance, file_name_of(f));
+  }
+  std::ostringstream o;
+  write_shared(o, "environment differs from the golden (likely causes, not failures; every file unless named):", environment, existing);
+  write_shared(o, "provenance differs from the golden (build, model files; every file unless named):", provenance, existing);
+  return o.str();
+}
+
+std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune) {
+  std::string line = file_name_of(file) + ": " + to_string(run.change) + " run " + printable(run.id) + ": ";
+  switch (run.change) {
+    case RunChange::added: {
+      const RunRecord& r = *file.current_run(run);
+      line += "not in the golden; " + std::to_string(r.result.output_ids.size()) + " new tokens, stop " + to_string(r.result.stop_reason);
+      break;
+    }
+    case RunChange::changed: line += printable(run_difference_line(*run.diff)); break;
+    case RunChange::unchanged: line += "agrees with the golden"; break;
+    case RunChange::missing:
+      line += prune ? "in the golden, not in the evidence: removed (--prune)"
+                    : "in the golden, not in the evidence: kept (--prune removes it)";
+      break;
+  }
+  return line;
+}
+
+std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, bool color) {
+  const RunRecord* g = file.golden_run(run);
+  const RunRecord* n = file.current_run(run);
+  if (!n) return "";
+  const auto& ns = n->result.steps;
+  const auto piece = [](const RunRecord& r, std::size_t i) {
+    const StepRecord& s = r.result.steps[i];
+    return s.token_id ? token_piece(s.token_text) : std::string();
+  };
+  const auto span = [&](const RunRecord& r, std::size_t from, std::size_t to) {
+    std::string s;
+    for (std::size_t i = from; i < to && i < r.result.steps.size(); ++i) s += piece(r, i);
+    return s;
+  };
+  const auto mark = [&](const std::string& text, const char* ansi, const char* open, const char* close) {
+    return color ? std::string(ansi) + text + kReset : std::string(open) + text + close;
+  };
+  if (!g) {
+    const std::size_t shown = std::min(ns.size(), kTailTokens);
+    return "  new:    \"" + mark(span(*n, 0, shown), kGreen, "{+", "+}") + (ns.size() > shown ? "..." : "") + "\"\n";
+  }
+  const auto& gs = g->result.steps;
+  std::size_t k = 0;
+  while (k < gs.size() && k < ns.size() && gs[k].token_id == ns[k].token_id) ++k;
+  if (k == gs.size() && k == ns.size())
+    return "  tokens: the same " + std::to_string(k) + " new tokens; the difference is in probabilities or other fields\n";
+  const std::size_t from = k > kContextTokens ? k - kContextTokens : 0;
+  const std::string lead = (from > 0 ? "..." : "") + span(*g, from, k);
+  const auto side = [&](const RunRecord& r, const char* ansi, const char* open, const char* close) {
+    const std::size_t size = r.result.steps.size();
+    const std::size_t to = std::min(size, k + kTailTokens);
+    if (k >= size) return "\"" + lead + "\" (stopped here)";
+    return "\"" + lead + mark(span(r, k, to), ansi, open, close) + (size > to ? "..." : "") + "\"";
+  };
+  return "  first different token: new token " + std::to_string(k + 1) + " (steps[" + std::to_string(k) + "])\n" +
+         "  golden: " + side(*g, kRed, "[-", "-]") + "\n" + "  new:    " + side(*n, kGreen, "{+", "+}") + "\n";
+}
+
+std::string format_bless_preview(const BlessPlan& plan, bool prune) {
+  std::ostringstream o;
+  o << format_shared_differences(plan);
+  for (const GoldenFilePlan& f : plan.files)
+    for (const RunReview& r : f.runs)
+      if (r.change != RunChange::unchanged && (f.exists() || r.change != RunChange::added)) o << format_run_line(f, r, prune) << "\n";
+  for (const GoldenFilePlan& f : plan.files) o << "bless: " << f.path << ": " << file_summary(f, prune) << "\n";
+  return o.str();
 }
 
 void write_json_atomically(const std::string& path, const OrderedJson& doc) {
@@ -101,13 +442,26 @@ void write_json_atomically(const std::string& path, const OrderedJson& doc) {
   }
 }
 
-std::size_t write_golden(const std::vector<GoldenFilePlan>& plans) {
-  std::size_t written = 0;
-  for (const GoldenFilePlan& p : plans)
-    if (p.changes) {
-      write_json_atomically(p.path, p.doc);
-      ++written;
+std::vector<std::string> write_golden(const BlessPlan& plan, const BlessDecisions& decisions, const BlessSource& source,
+                                      const std::string& into_dir) {
+  // Compose every file first, so nothing is written when one of them cannot be built.
+  std::vector<std::pair<const GoldenFilePlan*, OrderedJson>> docs;
+  for (const GoldenFilePlan& f : plan.files)
+    if (std::optional<OrderedJson> doc = compose_golden(f, decisions)) docs.emplace_back(&f, std::move(*doc));
+  std::vector<std::string> written;
+  std::vector<std::pair<const GoldenFilePlan*, std::size_t>> record;
+  try {
+    for (const auto& [file, doc] : docs) {
+      write_json_atomically(file->path, doc);
+      written.push_back(file->path);
+      record.emplace_back(file, doc["runs"].size());
     }
+  } catch (const EvidenceError&) {
+    // A later file failed (full disk): the files already replaced still get their record line.
+    if (!record.empty()) update_record(into_dir, record, source);
+    throw;
+  }
+  if (!record.empty()) update_record(into_dir, record, source);
   return written;
 }
 

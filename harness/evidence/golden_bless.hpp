@@ -1,9 +1,22 @@
 #pragma once
 // Blessing: the only way a golden changes. Evidence is split into one golden file per
-// experiment (DIR/<experiment>.json), each compared with what DIR holds now, and written
-// atomically (temp file in DIR, fsync, rename) without its volatile fields. The asking (y/N on a
-// terminal, --yes otherwise) is the CLI's; everything else is here. No libtorch.
+// experiment (DIR/<experiment>.json) and compared with what DIR holds now, run by run. Each run
+// is new, changed (with diff's verdict and first divergence), unchanged, or missing from the
+// evidence. A person (or --yes / --run) decides per run; compose_golden then builds each file
+// from the decisions: accepted runs from the evidence, every other run as the golden has it. A
+// golden run missing from the evidence is kept unless pruning was asked for, so no run is ever
+// lost silently. Files are written atomically (temp file in DIR, fsync, rename) without their
+// volatile fields, and DIR/blessed.tsv records the commit each file was blessed from.
+// The asking is the CLI's (harness/cli/bless.cpp); everything else is here. No libtorch.
+//
+// Where bless writes (issue 11): only DIR/<name>.json for experiment names that experiment files
+// allow (1 to 64 of [A-Za-z0-9._-], starting with a letter or digit: no '/', "..", NUL or control
+// characters), and DIR/blessed.tsv. A golden file or record that is a symlink is refused, never
+// followed or replaced (docs/bless.md, "Where bless writes").
 #include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,35 +26,111 @@
 
 namespace genrepro {
 
-// One golden file a bless would write.
-struct GoldenFilePlan {
-  std::string experiment;
-  std::string path;       // DIR/<golden_file_name(experiment)>
-  OrderedJson doc;        // the evidence restricted to this experiment, volatile fields stripped
-  std::size_t runs = 0;
-  bool exists = false;    // DIR already holds a golden file of this name
-  bool changes = true;    // new, or its runs do not agree with the file in DIR
-  std::string preview;    // what changes: the diff against the file in DIR, or "new file"
+// The longest experiment name bless files (the experiment files' own limit).
+inline constexpr std::size_t kMaxGoldenNameLength = 64;
+// The record of what each golden file was blessed from, beside the golden files (not *.json, so
+// readers of DIR never take it for evidence).
+inline constexpr const char* kBlessRecordName = "blessed.tsv";
+
+enum class RunChange {
+  added,      // in the evidence, not in the golden file
+  changed,    // in both, and diff says they differ
+  unchanged,  // in both, and diff says they agree
+  missing,    // in the golden file, not in the evidence
+};
+const char* to_string(RunChange c);  // "new", "changed", "unchanged", "missing"
+
+// One run as a review shows it.
+struct RunReview {
+  std::string id;
+  RunChange change = RunChange::unchanged;
+  std::optional<RunDiff> diff;            // changed: the verdict and where the runs part
+  std::optional<std::size_t> golden;      // index into GoldenFilePlan::golden->runs (changed, unchanged, missing)
+  std::optional<std::size_t> current;     // index into GoldenFilePlan::incoming.runs (added, changed, unchanged)
+  bool is_regression() const { return diff && diff->verdict == Verdict::regression; }
+  bool needs_decision() const { return change == RunChange::added || change == RunChange::changed; }
 };
 
-// "<experiment>.json"; characters outside [A-Za-z0-9._-] become '_' so a name never leaves DIR.
+// One golden file a bless may write.
+struct GoldenFilePlan {
+  std::string experiment;
+  std::string path;               // DIR/<experiment>.json
+  std::optional<Evidence> golden; // what DIR holds now (empty: a new file)
+  Evidence incoming;              // the evidence restricted to this experiment
+  std::vector<RunReview> runs;    // the evidence's runs in its order, then missing ones in the golden's order
+  std::vector<ValueDifference> environment;  // against the golden file (likely causes, never failures)
+  std::vector<ValueDifference> provenance;
+  bool exists() const { return golden.has_value(); }
+  std::size_t count(RunChange c) const;
+  const RunRecord* golden_run(const RunReview& r) const { return r.golden ? &golden->runs[*r.golden] : nullptr; }
+  const RunRecord* current_run(const RunReview& r) const { return r.current ? &incoming.runs[*r.current] : nullptr; }
+};
+
+struct BlessPlan {
+  std::vector<GoldenFilePlan> files;
+  std::size_t count(RunChange c) const;
+  const RunReview* find(const std::string& id) const;
+};
+
+enum class Decision { accept, reject, skip };
+
+struct BlessDecisions {
+  std::map<std::string, Decision> runs;  // by run id; a run not listed is skipped
+  bool prune = false;                    // remove golden runs missing from the evidence
+  std::set<std::string> prune_only;      // when not empty, prune only these missing runs (--run)
+};
+
+// Throws EvidenceError unless `name` is a name experiment files allow; `where` names the file
+// and field ("e.json: runs[3].experiment").
+void check_golden_name(const std::string& name, const std::string& where);
+// "<experiment>.json" for a name check_golden_name accepts.
 std::string golden_file_name(const std::string& experiment);
 
-// Splits `evidence` by runs[].experiment (experiments[] is filtered to match) and diffs each
-// part against DIR/<name>.json when it exists. Throws EvidenceError for a run whose experiment
-// is empty, or for an existing golden file that is not readable evidence.
-std::vector<GoldenFilePlan> plan_bless(const EvidenceFile& evidence, const std::string& into_dir,
-                                       const EvidenceDiffOptions& options = {});
+// Splits `evidence` by runs[].experiment (experiments[] filtered to match) and compares each part
+// with DIR/<name>.json, run by run. Throws EvidenceError for a name bless refuses, for a golden
+// path that is a symlink or not a regular file, and for an existing golden file that is not
+// readable evidence.
+BlessPlan plan_bless(const EvidenceFile& evidence, const std::string& into_dir, const EvidenceDiffOptions& options = {});
 
-// The preview text for all plans, ending with one line per file ("bless: DIR/x.json: new, 4 runs").
-std::string format_bless_preview(const std::vector<GoldenFilePlan>& plans);
+// What the golden file should hold after `decisions`: the evidence's runs in its order, each
+// accepted one from the evidence and every other one as the golden has it (a new run that was not
+// accepted is left out), golden runs missing from the evidence kept where they were unless
+// pruned. Empty when the file would not change. The top-level blocks (environment, model,
+// genrepro, experiments[]) are the evidence's when any run of the evidence was accepted.
+std::optional<OrderedJson> compose_golden(const GoldenFilePlan& plan, const BlessDecisions& decisions);
+
+// Environment and provenance differences of every file, each path once, with the files that show
+// it; printed once per bless, not once per file.
+std::string format_shared_differences(const BlessPlan& plan);
+
+// One line per run: "greedy.json: changed run greedy/p0/x: regression at new token 3 (steps[2])".
+// Missing runs say whether they are kept or pruned.
+std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune);
+
+// The two continuations from a few tokens before their first difference: the common tokens,
+// then each side's own tokens (red for the golden's, green for the new's when `color`). Token
+// texts are JSON-escaped, so nothing in the evidence can drive the terminal.
+std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, bool color);
+
+// The whole preview for a non-interactive bless (--yes, --run): the shared differences, each
+// file's changed/new/missing runs, and one line per file.
+std::string format_bless_preview(const BlessPlan& plan, bool prune);
+
+// Where a bless came from, for DIR/blessed.tsv.
+struct BlessSource {
+  std::string commit;           // HEAD of the work tree holding DIR, or "none (...)"
+  bool dirty = false;           // tracked files outside DIR differ from HEAD
+  std::string evidence_path;    // as given
+};
 
 // Writes `doc` (2-space indented, trailing newline) to `path` with write_file_atomically
-// (harness/util/atomic_file.hpp: temp file in the same directory, fsync, rename), so a reader sees the
-// old golden or the new one, never a torn one. Throws EvidenceError naming the path.
+// (harness/util/atomic_file.hpp: temp file in the same directory, fsync, rename), so a reader
+// sees the old golden or the new one, never a torn one. Throws EvidenceError naming the path.
 void write_json_atomically(const std::string& path, const OrderedJson& doc);
 
-// Writes every plan that changes; returns how many files were written.
-std::size_t write_golden(const std::vector<GoldenFilePlan>& plans);
+// Writes every file whose composed content changes, then updates DIR/blessed.tsv (its line for
+// each written file; other lines kept). Returns the paths written (the record not included).
+std::vector<std::string> write_golden(const BlessPlan& plan, const BlessDecisions& decisions, const BlessSource& source,
+                                      const std::string& into_dir);
 
 }  // namespace genrepro

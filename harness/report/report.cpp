@@ -6,8 +6,8 @@
 
 namespace genrepro {
 
-std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents) {
-  const ReportContent content = build_report_content(documents);
+std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents, const ReportOptions& options) {
+  const ReportContent content = build_report_content(documents, options);
   std::vector<ReportFile> files = {{"report.md", render_markdown(content)}, {"report.html", render_html(content)}};
   for (const ReportBlock& b : content.blocks) {
     if (b.kind == ReportBlock::Kind::figure) files.push_back({b.figure.file, b.figure.svg});

@@ -5,9 +5,11 @@
 // seed, max_new_tokens, sampler_order), never by id strings, so any experiment with such runs
 // fills them; a section with no matching runs says so instead of failing. The same evidence
 // always gives byte-identical files (the only time shown is the evidence's created_utc).
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "evidence/evidence.hpp"
 #include "report/report_document.hpp"
 #include "report/report_evidence.hpp"
 
@@ -18,11 +20,25 @@ struct ReportFile {
   std::string content;
 };
 
-// The report's sections as blocks (report_sections.cpp). Documents are read in the order given.
-ReportContent build_report_content(const std::vector<ReportDocument>& documents);
+// What a report compares the evidence with, besides itself.
+struct ReportOptions {
+  // --golden: the report opens with the verdict of each document against these (diff's rules
+  // and default tolerance, docs/diff.md), each differing run linked to its section.
+  std::vector<EvidenceFile> golden;
+  std::string golden_name;  // as given, for the text
+  // --article: golden/article/article-facts.json as load_article_facts read it; the article's
+  // numbers then stand beside the evidence's (nucleus sizes) and a section checks every fact.
+  std::optional<OrderedJson> article_facts;
+  std::string article_name;
+};
+
+// The report's sections as blocks (report_sections.cpp), headings with their anchors.
+// Documents are read in the order given; with two or more that share run ids, an A/B section
+// compares them side by side.
+ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options = {});
 
 // Every file of the report directory, in a fixed order: report.md, report.html, then the SVGs.
-std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents);
+std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents, const ReportOptions& options = {});
 
 // Writes the files into out_dir (created if missing), each atomically (harness/util/atomic_file.hpp:
 // a temporary file in the same directory, fsync, rename), so a reader never sees half a file.

@@ -12,6 +12,10 @@ struct ReportTable {
   std::vector<std::string> header;
   std::vector<bool> numeric;  // per column: right-aligned numbers
   std::vector<std::vector<std::string>> rows;
+  // Optional, per row and column: the text of the heading the cell links to (resolved to that
+  // heading's anchor by assign_anchors; a cell whose heading does not exist is not a link).
+  std::vector<std::vector<std::string>> links;
+  std::vector<std::vector<bool>> marked;  // optional, per row and column: highlighted (a difference)
 };
 
 struct ReportFigure {
@@ -21,9 +25,11 @@ struct ReportFigure {
 };
 
 struct ReportBlock {
-  enum class Kind { heading, paragraph, note, banner, table, generated_text, figure };
+  // contents: the table of contents, every level-2 and level-3 heading as a link to its anchor.
+  enum class Kind { heading, paragraph, note, banner, table, generated_text, figure, contents };
   Kind kind = Kind::paragraph;
   int level = 2;        // heading level (1 = the title)
+  std::string anchor;   // headings: the id links use (assign_anchors), as GitHub derives it from the text
   std::string text;     // heading, paragraph, note, banner or generated text (shown as written, visibly)
   ReportTable table;
   ReportFigure figure;
@@ -33,6 +39,11 @@ struct ReportContent {
   std::string title;
   std::vector<ReportBlock> blocks;  // the title is not among them
 };
+
+// Gives every heading its anchor, GitHub's way (lower case; letters, digits, '-' and '_' kept;
+// spaces become '-'; other punctuation dropped; a repeated one gets "-1", "-2", ...), so the same
+// links work in report.md on GitHub and in report.html, and resolves table links to them.
+void assign_anchors(ReportContent& report);
 
 std::string render_markdown(const ReportContent& report);
 std::string render_html(const ReportContent& report);

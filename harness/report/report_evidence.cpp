@@ -5,7 +5,7 @@
 namespace genrepro {
 
 ReportDocument read_report_evidence(const std::string& path) {
-  return ReportDocument{std::filesystem::path(path).filename().string(), read_evidence(path)};
+  return ReportDocument{std::filesystem::path(path).filename().string(), read_evidence(path), ""};
 }
 
 }  // namespace genrepro

@@ -11,6 +11,8 @@ namespace genrepro {
 struct ReportDocument {
   std::string name;
   Evidence evidence;
+  std::string label;  // --label: what the report calls it (A/B tables, legends); empty: the name
+  const std::string& shown() const { return label.empty() ? name : label; }
 };
 
 // read_evidence(path) (which names the file and the first bad field in an EvidenceError) plus

@@ -20,25 +20,61 @@ constexpr const char* kStyle =
     "padding:.6rem .8rem;font-size:.9rem}"
     "p.note{color:#6a5500;background:#fff8dc;padding:.4rem .7rem;border-left:3px solid #e0c050}"
     "p.banner{color:#7a0010;background:#ffe8ea;padding:.6rem .9rem;border:2px solid #c8102e;font-weight:600}"
-    "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{font-size:.9rem;color:#444}";
+    "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{font-size:.9rem;color:#444}"
+    "td.diff{background:#ffe1c4;font-weight:600}nav.toc{background:#f6f8fa;border:1px solid #ddd;padding:.4rem 1rem;"
+    "font-size:.92rem}nav.toc ul{margin:.2rem 0;padding-left:1.2rem}";
 
 std::string cell_text(const std::string& raw) { return html_escape(visible_text(raw, false)); }
 
+template <class T>
+T cell_of(const std::vector<std::vector<T>>& grid, size_t row, size_t column) {
+  return row < grid.size() && column < grid[row].size() ? grid[row][column] : T{};
+}
+
 void write_table(std::ostringstream& out, const ReportTable& t) {
-  const auto cls = [&](size_t c) {
-    return (c < t.numeric.size() && t.numeric[c]) ? std::string(" class=\"num\"") : std::string();
+  const auto cls = [&](size_t c, bool marked) {
+    std::string classes = (c < t.numeric.size() && t.numeric[c]) ? "num" : "";
+    if (marked) classes += classes.empty() ? "diff" : " diff";
+    return classes.empty() ? std::string() : " class=\"" + classes + "\"";
   };
   out << "<table>\n<thead><tr>";
-  for (size_t c = 0; c < t.header.size(); ++c) out << "<th" << cls(c) << ">" << cell_text(t.header[c]) << "</th>";
+  for (size_t c = 0; c < t.header.size(); ++c) out << "<th" << cls(c, false) << ">" << cell_text(t.header[c]) << "</th>";
   out << "</tr></thead>\n<tbody>\n";
-  for (const auto& r : t.rows) {
+  for (size_t r = 0; r < t.rows.size(); ++r) {
     out << "<tr>";
     for (size_t c = 0; c < t.header.size(); ++c) {
-      out << "<td" << cls(c) << ">" << (c < r.size() ? cell_text(r[c]) : std::string()) << "</td>";
+      const std::string text = c < t.rows[r].size() ? cell_text(t.rows[r][c]) : std::string();
+      const std::string link = cell_of(t.links, r, c);
+      out << "<td" << cls(c, cell_of(t.marked, r, c)) << ">"
+          << (link.empty() ? text : "<a href=\"#" + html_escape(link) + "\">" + text + "</a>") << "</td>";
     }
     out << "</tr>\n";
   }
   out << "</tbody>\n</table>\n";
+}
+
+// Level-2 headings, each with its level-3 headings nested under it.
+void write_contents(std::ostringstream& out, const ReportContent& report) {
+  out << "<nav class=\"toc\">\n<strong>Contents</strong>\n<ul>\n";
+  bool open_sub = false, open_item = false;
+  for (const auto& b : report.blocks) {
+    if (b.kind != ReportBlock::Kind::heading || b.level < 2 || b.level > 3) continue;
+    const std::string item = "<a href=\"#" + html_escape(b.anchor) + "\">" + cell_text(b.text) + "</a>";
+    if (b.level == 2) {
+      if (open_sub) out << "</ul>";
+      if (open_item) out << "</li>\n";
+      out << "<li>" << item;
+      open_item = true;
+      open_sub = false;
+    } else {
+      if (!open_sub) out << "\n<ul>\n";
+      out << "<li>" << item << "</li>\n";
+      open_sub = true;
+    }
+  }
+  if (open_sub) out << "</ul>";
+  if (open_item) out << "</li>\n";
+  out << "</ul>\n</nav>\n";
 }
 
 }  // namespace
@@ -53,7 +89,8 @@ std::string render_html(const ReportContent& report) {
     switch (b.kind) {
       case ReportBlock::Kind::heading: {
         const int level = b.level < 1 ? 1 : (b.level > 6 ? 6 : b.level);
-        out << "<h" << level << ">" << cell_text(b.text) << "</h" << level << ">\n";
+        out << "<h" << level << (b.anchor.empty() ? std::string() : " id=\"" + html_escape(b.anchor) + "\"") << ">"
+            << cell_text(b.text) << "</h" << level << ">\n";
         break;
       }
       case ReportBlock::Kind::paragraph:
@@ -76,6 +113,9 @@ std::string render_html(const ReportContent& report) {
         // The SVG is our own output (report_svg.cpp escapes every label), so it is inlined as is.
         out << "<figure>\n" << b.figure.svg << "<figcaption>" << cell_text(b.figure.caption)
             << "</figcaption>\n</figure>\n";
+        break;
+      case ReportBlock::Kind::contents:
+        write_contents(out, report);
         break;
     }
   }

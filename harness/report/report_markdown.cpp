@@ -11,21 +11,38 @@ namespace {
 
 std::string inline_text(const std::string& raw) { return markdown_inline(visible_text(raw, false)); }
 
+template <class T>
+T cell_of(const std::vector<std::vector<T>>& grid, size_t row, size_t column) {
+  return row < grid.size() && column < grid[row].size() ? grid[row][column] : T{};
+}
+
 void write_table(std::ostringstream& out, const ReportTable& t) {
-  const auto row = [&](const std::vector<std::string>& cells) {
+  const auto row = [&](const std::vector<std::string>& cells, size_t r, bool body) {
     out << "|";
     for (size_t c = 0; c < t.header.size(); ++c) {
-      out << " " << (c < cells.size() ? inline_text(cells[c]) : std::string()) << " |";
+      std::string text = c < cells.size() ? inline_text(cells[c]) : std::string();
+      if (body && !text.empty() && cell_of(t.marked, r, c)) text = "**" + text + "**";
+      const std::string link = body ? cell_of(t.links, r, c) : std::string();
+      if (!link.empty() && !text.empty()) text = "[" + text + "](#" + link + ")";
+      out << " " << text << " |";
     }
     out << "\n";
   };
-  row(t.header);
+  row(t.header, 0, false);
   out << "|";
   for (size_t c = 0; c < t.header.size(); ++c) {
     out << ((c < t.numeric.size() && t.numeric[c]) ? " ---: |" : " --- |");
   }
   out << "\n";
-  for (const auto& r : t.rows) row(r);
+  for (size_t r = 0; r < t.rows.size(); ++r) row(t.rows[r], r, true);
+}
+
+void write_contents(std::ostringstream& out, const ReportContent& report) {
+  out << "**Contents**\n\n";
+  for (const auto& b : report.blocks) {
+    if (b.kind != ReportBlock::Kind::heading || b.level < 2 || b.level > 3) continue;
+    out << (b.level == 3 ? "  - " : "- ") << "[" << inline_text(b.text) << "](#" << b.anchor << ")\n";
+  }
 }
 
 void write_generated_text(std::ostringstream& out, const std::string& raw) {
@@ -64,6 +81,9 @@ std::string render_markdown(const ReportContent& report) {
       case ReportBlock::Kind::figure:
         out << "![" << inline_text(b.figure.caption) << "](" << b.figure.file << ")\n\n"
             << "*" << inline_text(b.figure.caption) << "*\n";
+        break;
+      case ReportBlock::Kind::contents:
+        write_contents(out, report);
         break;
     }
   }

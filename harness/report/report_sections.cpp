@@ -9,6 +9,7 @@
 #include <set>
 
 #include "report/report.hpp"
+#include "report/report_compare.hpp"
 #include "report/report_svg.hpp"
 #include "report/report_text.hpp"
 
@@ -27,6 +28,9 @@ constexpr double kSameFirstStepTolerance = 1e-6;
 constexpr size_t kMaxPassageSearchBytes = 8192;
 // More lines than this make a step chart unreadable; the rest are listed in a note.
 constexpr size_t kMaxChartSeries = 16;
+// A step chart with more runs than this becomes small multiples: panels of this many runs on a
+// shared axis, so no line hides another and each colour means one run within its panel.
+constexpr size_t kPanelSeries = 4;
 
 using Runs = std::vector<const RunRecord*>;
 
@@ -172,6 +176,7 @@ class Builder {
   void paragraph(const std::string& text) { add(ReportBlock::Kind::paragraph, text); }
   void note(const std::string& text) { add(ReportBlock::Kind::note, text); }
   void banner(const std::string& text) { add(ReportBlock::Kind::banner, text); }
+  void contents() { add(ReportBlock::Kind::contents, ""); }
   void generated(const std::string& text) { add(ReportBlock::Kind::generated_text, text); }
   void table(ReportTable t) { add(ReportBlock::Kind::table, "").table = std::move(t); }
   void figure(const std::string& file, const std::string& caption, std::string svg) {
@@ -197,12 +202,13 @@ class Builder {
 
 struct Inputs {
   const std::vector<ReportDocument>& documents;
+  const ReportOptions& options;
   Runs runs;  // every run of every document, in order
   std::map<const RunRecord*, size_t> document_of;
 
   const ReportDocument& document(const RunRecord& r) const { return documents[document_of.at(&r)]; }
   std::string legend(const RunRecord& r) const {
-    return documents.size() > 1 ? run_label(r) + " [" + document(r).name + "]" : run_label(r);
+    return documents.size() > 1 ? run_label(r) + " [" + document(r).shown() + "]" : run_label(r);
   }
 };
 
@@ -282,7 +288,6 @@ void add_fixture_banner(const Inputs& in, Builder& b) {
 }
 
 void add_intro(const Inputs& in, Builder& b) {
-  add_fixture_banner(in, b);
   std::vector<std::string> names;
   for (const auto& d : in.documents) {
     names.push_back(d.name + " (created " + or_not_recorded(d.evidence.created_utc) + ", model source " +
@@ -501,6 +506,11 @@ void add_nucleus(const Inputs& in, Builder& b) {
   ReportTable t;
   t.header = {"prompt", "top-p", "top-k", "sampler order", "T", "tokens kept", "run"};
   t.numeric = {false, true, true, false, true, true, false};
+  const OrderedJson* facts = in.options.article_facts ? &*in.options.article_facts : nullptr;
+  if (facts) {  // the article's number beside the evidence's (--article)
+    t.header.insert(t.header.begin() + 6, {"article", "same as the article"});
+    t.numeric.insert(t.numeric.begin() + 6, {true, false});
+  }
   std::vector<std::string> disagreements;
   std::vector<std::pair<BarChartSpec, std::string>> charts;
   for (const Runs& group : group_by(filtered, kIgnoreTemperature | kIgnoreSeed | kIgnoreLength)) {
@@ -520,9 +530,17 @@ void add_nucleus(const Inputs& in, Builder& b) {
     chart.log_y = true;
     for (const auto& [temp, r] : by_t) {
       const int64_t kept = r->result.steps[0].kept;
-      t.rows.push_back({quoted_token(r->prompt), format_param(r->params.sampling.top_p),
-                        has_top_k(*r) ? std::to_string(r->params.sampling.top_k) : "off", order_text(*r),
-                        format_param(temp), format_count(kept), r->id});
+      std::vector<std::string> row = {quoted_token(r->prompt), format_param(r->params.sampling.top_p),
+                                      has_top_k(*r) ? std::to_string(r->params.sampling.top_k) : "off", order_text(*r),
+                                      format_param(temp), format_count(kept), r->id};
+      if (facts) {
+        const std::optional<int64_t> article = article_nucleus(*facts, *r);
+        row.insert(row.begin() + 6, {article ? format_count(*article) : "", article ? (*article == kept ? "yes" : "no") : "not given"});
+        t.marked.resize(t.rows.size() + 1);
+        t.marked.back().assign(row.size(), false);
+        t.marked.back()[7] = article && *article != kept;
+      }
+      t.rows.push_back(std::move(row));
       chart.categories.push_back("T = " + format_param(temp));
       chart.values.push_back(static_cast<double>(kept));
       chart.value_labels.push_back(format_count(kept));
@@ -627,14 +645,28 @@ void add_stopping(const Inputs& in, Builder& b) {
   ReportTable t;
   t.header = {"run", "parameters", "limit", "stop reason", "new tokens", "last token"};
   t.numeric = {false, false, true, false, true, false};
+  const OrderedJson* facts = in.options.article_facts ? &*in.options.article_facts : nullptr;
+  if (facts) {  // the article's stop beside the evidence's (--article)
+    t.header.insert(t.header.end(), {"the article", "same as the article"});
+    t.numeric.insert(t.numeric.end(), {false, false});
+  }
   for (const RunRecord* r : generating) {
     const auto& out = r->result.output_ids;
     const std::string last = r->result.steps.empty()
                                  ? (out.empty() ? "" : "id " + std::to_string(out.back()))
                                  : first_step_token(*r, r->result.steps.size() - 1) +
                                        (out.empty() ? "" : " (id " + std::to_string(out.back()) + ")");
-    t.rows.push_back({r->id, in.legend(*r), std::to_string(r->params.max_new_tokens), to_string(r->result.stop_reason),
-                      std::to_string(r->result.stop_step), last});
+    std::vector<std::string> row = {r->id, in.legend(*r), std::to_string(r->params.max_new_tokens), to_string(r->result.stop_reason),
+                                    std::to_string(r->result.stop_step), last};
+    if (facts) {
+      const std::optional<std::string> article = article_stop(*facts, *r);
+      const bool differs = article && *article != stop_as_article_says(*r);
+      row.insert(row.end(), {article.value_or(""), article ? (differs ? "no" : "yes") : "not given"});
+      t.marked.resize(t.rows.size() + 1);
+      t.marked.back().assign(row.size(), false);
+      t.marked.back().back() = differs;
+    }
+    t.rows.push_back(std::move(row));
   }
   b.table(std::move(t));
   bool any_eos = false;
@@ -650,6 +682,27 @@ void add_stopping(const Inputs& in, Builder& b) {
                 std::to_string(r->params.max_new_tokens) + "." + check);
   }
   if (!any_eos) b.note("No run in this evidence stopped at EOS; every run reached its limit (or the context's end).");
+}
+
+// One chart, or small multiples when there are more series than a panel holds: panels share
+// their y axis and are numbered in the title ("(panel 2 of 3)"). `stem` names the SVG files.
+void add_line_figures(Builder& b, const LineChartSpec& chart, const std::string& stem, const std::string& caption) {
+  if (chart.series.size() <= kPanelSeries) {
+    b.figure(b.figure_name(stem), caption, svg_line_chart(chart));
+    return;
+  }
+  std::vector<double> all;
+  for (const LineSeries& s : chart.series) all.insert(all.end(), s.y.begin(), s.y.end());
+  const size_t panels = (chart.series.size() + kPanelSeries - 1) / kPanelSeries;
+  for (size_t p = 0; p < panels; ++p) {
+    LineChartSpec panel = chart;
+    panel.series.assign(chart.series.begin() + static_cast<std::ptrdiff_t>(p * kPanelSeries),
+                        chart.series.begin() + static_cast<std::ptrdiff_t>(std::min(chart.series.size(), (p + 1) * kPanelSeries)));
+    panel.axis_values = all;
+    panel.title = chart.title + " (panel " + std::to_string(p + 1) + " of " + std::to_string(panels) + ")";
+    b.figure(b.figure_name(stem), caption + " Panel " + std::to_string(p + 1) + " of " + std::to_string(panels) +
+                                      ", the same axis in every panel.", svg_line_chart(panel));
+  }
 }
 
 void add_step_charts(const Inputs& in, Builder& b) {
@@ -685,8 +738,8 @@ void add_step_charts(const Inputs& in, Builder& b) {
       }
       kept.series.push_back(std::move(s));
     }
-    b.figure(b.figure_name("kept-per-step"), "Kept-set size at each step of each sampled run (log scale). A dot marks where a run stopped.",
-             svg_line_chart(kept));
+    add_line_figures(b, kept, "kept-per-step",
+                     "Kept-set size at each step of each sampled run (log scale). A dot marks where a run stopped.");
   }
   LineChartSpec prob;
   prob.title = "Probability of the chosen token at each step";
@@ -705,9 +758,8 @@ void add_step_charts(const Inputs& in, Builder& b) {
     }
     prob.series.push_back(std::move(s));
   }
-  b.figure(b.figure_name("chosen-token-probability"),
-           "Probability of each chosen token under the model itself (softmax(logits), T = 1, no filter), greedy runs drawn thicker.",
-           svg_line_chart(prob));
+  add_line_figures(b, prob, "chosen-token-probability",
+                   "Probability of each chosen token under the model itself (softmax(logits), T = 1, no filter), greedy runs drawn thicker.");
 }
 
 void add_all_runs(const Inputs& in, Builder& b) {
@@ -721,7 +773,7 @@ void add_all_runs(const Inputs& in, Builder& b) {
     if (std::find(experiments.begin(), experiments.end(), r->experiment) == experiments.end()) experiments.push_back(r->experiment);
   }
   for (const std::string& name : experiments) {
-    b.heading("Experiment " + (name.empty() ? std::string("(unnamed)") : quoted_token(name)), 3);
+    b.heading(experiment_heading(name), 3);
     ReportTable t;
     t.header = {"#", "run", "mode", "T", "top-k", "top-p", "seed", "sampler order", "limit", "stop", "new tokens"};
     t.numeric = {true, false, false, true, true, true, true, false, true, false, true};
@@ -802,10 +854,10 @@ void add_sources(const Inputs& in, Builder& b) {
 
 }  // namespace
 
-ReportContent build_report_content(const std::vector<ReportDocument>& documents) {
+ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options) {
   ReportContent report;
   report.title = "genrepro report: the loop, sampling, and stopping";
-  Inputs in{documents, {}, {}};
+  Inputs in{documents, options, {}, {}};
   for (size_t d = 0; d < documents.size(); ++d) {
     for (const auto& r : documents[d].evidence.runs) {
       in.runs.push_back(&r);
@@ -813,7 +865,13 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents)
     }
   }
   Builder b(report);
+  // The reviewer's question first: is it noise (the fixture), and did it reproduce (the verdict)?
+  add_fixture_banner(in, b);
+  add_verdict_section(documents, options, report.blocks);
   add_intro(in, b);
+  b.contents();
+  add_ab_section(documents, report.blocks);
+  add_article_section(documents, options, report.blocks);
   add_greedy(in, b);
   add_first_prediction(in, b);
   add_temperature(in, b);
@@ -824,6 +882,7 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents)
   add_step_charts(in, b);
   add_all_runs(in, b);
   add_sources(in, b);
+  assign_anchors(report);
   return report;
 }
 

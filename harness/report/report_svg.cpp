@@ -21,6 +21,7 @@ constexpr double kAxisBelow = 46;    // tick labels and the x label
 constexpr double kLegendRow = 18;
 constexpr int kLegendColumns = 2;
 constexpr size_t kLegendMaxChars = 40;    // ~7 px per character at 12 px fits half the plot width
+constexpr size_t kWideLegendMaxChars = 85;  // the same, for the whole plot width (one column)
 constexpr size_t kCategoryMaxChars = 16;  // "everything else" fits
 constexpr int kCoordDecimals = 1;
 constexpr int kLinearTicks = 5;
@@ -99,7 +100,11 @@ struct YAxis {
   double top = kMarginTop;
   double bottom = kMarginTop + kPlotHeight;
 
+  // Every value a chart draws passes here: NaN lies on the axis (no bar, no height) and an
+  // infinity at the end it points to, so no coordinate is ever "nan" (the text beside it shows
+  // report_text.hpp's kNotANumber).
   double map(double v) const {
+    if (std::isnan(v)) return bottom;
     double t = 0;
     if (log) {
       const double e = v > 0 ? std::log10(v) : lo;
@@ -125,9 +130,7 @@ struct YAxis {
 std::string tick_label(double v, bool log) {
   if (log && v >= 1) return format_count(static_cast<int64_t>(std::llround(v)));
   if (log) return format_param(v);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+  return format_fixed(v, 2);
 }
 
 // Smallest "nice" number (1, 2 or 5 times a power of ten) >= v, for linear axis tops.
@@ -180,11 +183,6 @@ void draw_y_axis(Svg& svg, const YAxis& axis, const std::string& label) {
   svg.text(16, mid, label, "middle", "transform=\"rotate(-90 16 " + num(mid) + ")\"", std::string::npos);
 }
 
-double legend_height(size_t entries) {
-  const size_t rows = (entries + kLegendColumns - 1) / kLegendColumns;
-  return rows * kLegendRow + (entries ? 8 : 0);
-}
-
 struct LegendEntry {
   std::string label;
   std::string color;
@@ -192,17 +190,30 @@ struct LegendEntry {
   bool as_line = true;
 };
 
-void draw_legend(Svg& svg, const std::vector<LegendEntry>& entries, double top) {
-  const double column_width = (kWidth - kMarginLeft - kMarginRight) / kLegendColumns;
+// Two columns when every label fits half the width; otherwise one, so no label is cut short.
+int legend_columns(const std::vector<std::string>& labels) {
+  for (const std::string& l : labels)
+    if (label_text(l, kLegendMaxChars) != label_text(l, std::string::npos)) return 1;
+  return kLegendColumns;
+}
+
+double legend_height(size_t entries, int columns) {
+  const size_t rows = (entries + columns - 1) / columns;
+  return rows * kLegendRow + (entries ? 8 : 0);
+}
+
+void draw_legend(Svg& svg, const std::vector<LegendEntry>& entries, double top, int columns) {
+  const double column_width = (kWidth - kMarginLeft - kMarginRight) / columns;
+  const size_t max_chars = columns == 1 ? kWideLegendMaxChars : kLegendMaxChars;
   for (size_t i = 0; i < entries.size(); ++i) {
-    const double x = kMarginLeft + (i % kLegendColumns) * column_width;
-    const double y = top + (i / kLegendColumns) * kLegendRow + 12;
+    const double x = kMarginLeft + (i % columns) * column_width;
+    const double y = top + (i / columns) * kLegendRow + 12;
     if (entries[i].as_line) {
       svg.line(x, y - 4, x + 24, y - 4, entries[i].color, 2.5, entries[i].dash);
     } else {
       svg.rect(x + 6, y - 10, 12, 12, entries[i].color);
     }
-    svg.text(x + 30, y, entries[i].label, "start");
+    svg.text(x + 30, y, entries[i].label, "start", "", max_chars);
   }
 }
 
@@ -228,7 +239,8 @@ std::string svg_bar_chart(const BarChartSpec& spec) {
 }
 
 std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec) {
-  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size());
+  const int columns = legend_columns(spec.series);
+  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size(), columns);
   Svg svg(height, spec.title);
   std::vector<double> all;
   for (const auto& s : spec.values) all.insert(all.end(), s.begin(), s.end());
@@ -249,12 +261,15 @@ std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec) {
   }
   std::vector<LegendEntry> legend;
   for (size_t s = 0; s < series; ++s) legend.push_back({spec.series[s], kPalette[s % kPaletteSize], "", false});
-  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow);
+  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow, columns);
   return svg.finish();
 }
 
 std::string svg_line_chart(const LineChartSpec& spec) {
-  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size());
+  std::vector<std::string> labels;
+  for (const auto& s : spec.series) labels.push_back(s.label);
+  const int columns = legend_columns(labels);
+  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size(), columns);
   Svg svg(height, spec.title);
   std::vector<double> ys;
   double x_max = 1;
@@ -270,7 +285,7 @@ std::string svg_line_chart(const LineChartSpec& spec) {
     }
   }
   if (x_max <= x_min) x_max = x_min + 1;
-  const YAxis axis = make_y_axis(ys, spec.log_y, spec.fixed_y, spec.y_min, spec.y_max);
+  const YAxis axis = make_y_axis(spec.axis_values.empty() ? ys : spec.axis_values, spec.log_y, spec.fixed_y, spec.y_min, spec.y_max);
   draw_y_axis(svg, axis, spec.y_label);
   const double left = kMarginLeft;
   const double right = kWidth - kMarginRight;
@@ -296,7 +311,7 @@ std::string svg_line_chart(const LineChartSpec& spec) {
     if (!pts.empty()) svg.circle(pts.back().first, pts.back().second, width + 1.2, color);  // where the run ended
     legend.push_back({s.label, color, dash, true});
   }
-  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow);
+  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow, columns);
   return svg.finish();
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Hand-written SVG charts for reports: bars, grouped bars and step lines, linear or log axes.
 // Plain data in, one SVG document (a string) out; every label is made visible and XML-escaped,
-// every coordinate printed with one decimal, so the same data gives the same bytes.
+// every coordinate printed with one decimal, so the same data gives the same bytes. A NaN value
+// lies on the axis and an infinity at the end it points to: no coordinate is ever "nan". A legend
+// whose labels do not fit two columns takes one full-width column, so labels are not cut.
 #include <string>
 #include <vector>
 
@@ -43,6 +45,9 @@ struct LineChartSpec {
   double y_min = 0;
   double y_max = 1;
   std::vector<LineSeries> series;
+  // When not empty, the y axis spans these values instead of the series' own: panels of one
+  // small multiple share their axis, so the same height means the same value in each.
+  std::vector<double> axis_values;
 };
 
 std::string svg_bar_chart(const BarChartSpec& spec);

@@ -1,5 +1,6 @@
 #include "report/report_text.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,18 @@
 namespace genrepro {
 
 namespace {
+
+// The one gate between numbers and report text (every formatter below prints through it):
+// evidence may hold NaN and infinities (docs/evidence-format.md), and a writer must never emit
+// "nan" or "inf" where a reader expects a number: such a value prints as kNotANumber instead.
+std::string print_number(char conversion, int precision, double v) {
+  if (!std::isfinite(v)) return kNotANumber;
+  const char format[] = {'%', '.', '*', conversion, '\0'};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, precision, v);
+  return buf;
+}
+
 
 constexpr char32_t kControlPicturesBase = 0x2400;  // U+2400 SYMBOL FOR NULL .. U+241F
 constexpr char32_t kSymbolForDelete = 0x2421;
@@ -109,13 +122,7 @@ std::string markdown_fence(const std::string& text) {
 }
 
 std::string format_prob(double p) {
-  char buf[32];
-  if (p != 0 && std::fabs(p) < kSmallestFixedProb) {
-    std::snprintf(buf, sizeof buf, "%.2e", p);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.4f", p);
-  }
-  return buf;
+  return p != 0 && std::fabs(p) < kSmallestFixedProb ? print_number('e', 2, p) : print_number('f', 4, p);
 }
 
 std::string format_count(int64_t n) {
@@ -128,19 +135,37 @@ std::string format_count(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-std::string format_param(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
+std::string numbers_gated(const std::string& sentence) {
+  const auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < sentence.size()) {
+    if (!word_char(sentence[i])) {
+      out += sentence[i++];
+      continue;
+    }
+    std::size_t end = i;
+    while (end < sentence.size() && word_char(sentence[end])) ++end;
+    const std::string word = sentence.substr(i, end - i);
+    if (word == "nan" || word == "inf") {
+      if (!out.empty() && out.back() == '-') out.pop_back();
+      out += kNotANumber;
+    } else {
+      out += word;
+    }
+    i = end;
+  }
+  return out;
 }
 
+std::string format_param(double v) { return print_number('g', 6, v); }
+
 std::string format_fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  const std::string text = print_number('f', decimals, v);
   // "-0.0" and "0.0" are the same coordinate; print one of them so output does not depend on
   // the sign of a rounding error.
-  if (std::strspn(buf, "-0.") == std::strlen(buf) && buf[0] == '-') return buf + 1;
-  return buf;
+  if (text[0] == '-' && text.find_first_not_of("-0.") == std::string::npos) return text.substr(1);
+  return text;
 }
 
 }  // namespace genrepro

@@ -29,7 +29,13 @@ std::string markdown_inline(const std::string& text);
 // of backticks inside it (at least three), so generated text cannot close the block.
 std::string markdown_fence(const std::string& text);
 
-// Fixed-format numbers.
+// Fixed-format numbers. A NaN or infinite value prints as kNotANumber, never "nan" or "inf" (the
+// charts map such values to the axis first: report_svg.hpp).
+inline constexpr const char* kNotANumber = "n/a";
+// The same gate for sentences whose numbers another layer printed with %g (diff's reasons and
+// summary): a whole word "nan", "-nan", "inf" or "-inf" becomes kNotANumber. Never for evidence
+// text (a token may be the word "nan").
+std::string numbers_gated(const std::string& generated_sentence);
 std::string format_prob(double p);        // 0.1234 (4 decimals); below 0.0001 as 1.23e-05
 std::string format_count(int64_t n);      // 14,905 (the article's thousands separator)
 std::string format_param(double v);       // shortest of %.6g: 0.001, 1, 0.9, 2

@@ -365,7 +365,10 @@ TEST(Report, SvgFilesAreWellFormedEvenWithHostileLabels) {
     EXPECT_EQ(f.content.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << f.name;
     EXPECT_EQ(xml_problem(f.content), "") << f.name;
   }
-  EXPECT_EQ(svgs, 4);  // nucleus sizes, first prediction, kept per step, chosen-token probability
+  // nucleus sizes, first prediction, kept per step (5 sampled runs: 2 panels), chosen-token probability (6 runs: 2 panels)
+  EXPECT_EQ(svgs, 6);
+  EXPECT_NO_THROW(file_content(files, "kept-per-step-2.svg"));
+  EXPECT_NO_THROW(file_content(files, "chosen-token-probability-2.svg"));
   EXPECT_NE(file_content(files, "first-prediction.svg").find("&quot;&lt;b&gt;&amp;\\&quot;&#39;\xE2\x90\x81&quot;"), std::string::npos);
 }
 

@@ -1,0 +1,318 @@
+#include "report/report_compare.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "evidence/article_check.hpp"
+#include "evidence/diff_format.hpp"
+#include "evidence/evidence_diff.hpp"
+#include "report/report_text.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// Enough of a continuation to see where two runs part; the A/B table is not the place for all of it.
+constexpr std::size_t kContinuationBytes = 48;
+// Environment paths listed in a verdict's note; the rest are counted.
+constexpr std::size_t kMaxListedEnvironment = 6;
+
+ReportBlock block(ReportBlock::Kind kind, const std::string& text, int level = 2) {
+  ReportBlock b;
+  b.kind = kind;
+  b.text = text;
+  b.level = level;
+  return b;
+}
+
+ReportBlock table_block(ReportTable t) {
+  ReportBlock b = block(ReportBlock::Kind::table, "");
+  b.table = std::move(t);
+  return b;
+}
+
+// A row with its links and marks kept the same length as the header.
+void add_row(ReportTable& t, std::vector<std::string> cells, std::vector<std::string> links = {}, std::vector<bool> marked = {}) {
+  cells.resize(t.header.size());
+  links.resize(t.header.size());
+  marked.resize(t.header.size());
+  t.rows.push_back(std::move(cells));
+  t.links.push_back(std::move(links));
+  t.marked.push_back(std::move(marked));
+}
+
+std::string new_token_label(int64_t step) {
+  return "new token " + std::to_string(step + 1) + " (steps[" + std::to_string(step) + "])";
+}
+
+std::string token_text(const TokenAtStep& t, std::optional<double> p) {
+  if (!t.id) return "(none: the run had stopped)";
+  return std::to_string(*t.id) + " " + quoted_token(t.text) + (p ? " p " + format_prob(*p) : std::string());
+}
+
+const RunRecord* find_run(const Evidence& e, const std::string& id) {
+  for (const RunRecord& r : e.runs)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::string experiment_of(const std::string& id, const Evidence& evidence, const std::vector<EvidenceFile>& golden) {
+  if (const RunRecord* r = find_run(evidence, id)) return r->experiment;
+  for (const EvidenceFile& g : golden)
+    if (const RunRecord* r = find_run(g.evidence, id)) return r->experiment;
+  return "";
+}
+
+std::string first_difference(const RunDiff& r) {
+  if (r.divergence) return new_token_label(r.divergence->step);
+  if (r.first_difference_step) return new_token_label(*r.first_difference_step);
+  return "run-level (text, stop or parameters)";
+}
+
+void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const ReportOptions& options, std::vector<ReportBlock>& out) {
+  ReportTable t;
+  t.header = {"run", "verdict", "first difference", "golden token", "new token", "why"};
+  t.numeric = {false, false, false, false, false, false};
+  const auto link = [&](const std::string& id) { return experiment_heading(experiment_of(id, doc.evidence, options.golden)); };
+  for (const RunDiff& r : d.runs) {
+    if (r.verdict == Verdict::agree) continue;
+    std::string golden_token, new_token;
+    if (r.divergence) {
+      golden_token = token_text(r.divergence->golden, r.divergence->golden.prob_in_golden);
+      new_token = token_text(r.divergence->current, r.divergence->current.prob_in_new);
+    }
+    add_row(t, {r.id, to_string(r.verdict), first_difference(r), golden_token, new_token, numbers_gated(r.reason)}, {link(r.id)},
+            {false, true, true});
+  }
+  for (const std::string& id : d.missing) add_row(t, {id, "missing", "", "", "", "in the golden, not in this evidence"}, {link(id)}, {false, true});
+  for (const std::string& id : d.extra) add_row(t, {id, "extra", "", "", "", "in this evidence, not in the golden"}, {link(id)});
+  out.push_back(table_block(std::move(t)));
+}
+
+void add_environment_note(const EvidenceDiff& d, std::vector<ReportBlock>& out) {
+  if (d.environment.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < d.environment.size() && i < kMaxListedEnvironment; ++i)
+    list += (i ? "; " : "") + d.environment[i].path + " " + show_json(d.environment[i].golden) + " -> " + show_json(d.environment[i].current);
+  if (d.environment.size() > kMaxListedEnvironment) list += "; and " + std::to_string(d.environment.size() - kMaxListedEnvironment) + " more";
+  out.push_back(block(ReportBlock::Kind::note, "The environment differs from the golden's (likely causes, never failures): " + list + "."));
+}
+
+std::string short_stop(const RunRecord& r) {
+  const std::string n = std::to_string(r.result.stop_step);
+  switch (r.result.stop_reason) {
+    case StopReason::eos: return "EOS at new token " + n;
+    case StopReason::max_new_tokens: return "limit, " + n + " tokens";
+    case StopReason::context_full: return "context full, " + n + " tokens";
+  }
+  return n;
+}
+
+std::string continuation_start(const RunRecord& r) {
+  std::string c = r.continuation;
+  if (c.size() <= kContinuationBytes) return quoted_token(c);
+  std::size_t cut = kContinuationBytes;
+  while (cut > 0 && (static_cast<unsigned char>(c[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
+  return quoted_token(c.substr(0, cut)) + "…";
+}
+
+// Run ids in the order they first appear, with each document's run of that id.
+std::vector<std::pair<std::string, std::vector<const RunRecord*>>> runs_by_id(const std::vector<ReportDocument>& documents) {
+  std::vector<std::pair<std::string, std::vector<const RunRecord*>>> rows;
+  std::map<std::string, std::size_t> where;
+  for (std::size_t d = 0; d < documents.size(); ++d)
+    for (const RunRecord& r : documents[d].evidence.runs) {
+      const auto [it, fresh] = where.emplace(r.id, rows.size());
+      if (fresh) rows.push_back({r.id, std::vector<const RunRecord*>(documents.size(), nullptr)});
+      rows[it->second].second[d] = &r;
+    }
+  return rows;
+}
+
+std::string status_text(FactStatus s) {
+  switch (s) {
+    case FactStatus::match: return "match";
+    case FactStatus::mismatch: return "differs";
+    case FactStatus::missing: return "not in the evidence";
+    case FactStatus::unchecked: return "not checked";
+  }
+  return "";
+}
+
+void add_article_check(const ArticleCheck& c, std::vector<ReportBlock>& out) {
+  ReportTable t;
+  t.header = {"fact", "article", "evidence", "", "note"};
+  t.numeric = {false, false, false, false, false};
+  for (const FactCheck& f : c.facts)
+    add_row(t, {f.fact, f.expected, f.found, status_text(f.status), f.note + (f.counted ? "" : (f.note.empty() ? "" : "; ") + std::string("not counted"))},
+            {}, {false, false, false, f.status == FactStatus::mismatch || f.status == FactStatus::missing});
+  const std::size_t counted = static_cast<std::size_t>(std::count_if(c.facts.begin(), c.facts.end(), [](const FactCheck& f) { return f.counted; }));
+  out.push_back(block(ReportBlock::Kind::paragraph,
+                      std::to_string(c.count(FactStatus::match)) + " of " + std::to_string(counted) + " counted facts match, " +
+                          std::to_string(c.count(FactStatus::mismatch)) + " differ, " + std::to_string(c.count(FactStatus::missing)) +
+                          " are not in the evidence: " +
+                          (c.passed() ? "the evidence reproduces the article." : "the evidence does not reproduce the article.")));
+  out.push_back(table_block(std::move(t)));
+  if (c.model_source == "fixture")
+    out.push_back(block(ReportBlock::Kind::note,
+                        "The model is the random-weight fixture: its texts, stops and nucleus sizes are not expected to match "
+                        "the article's (GPT-2's); the EOS id comes from GPT-2's config and should."));
+}
+
+}  // namespace
+
+std::string experiment_heading(const std::string& experiment) {
+  return "Experiment " + (experiment.empty() ? std::string("(unnamed)") : quoted_token(experiment));
+}
+
+void add_verdict_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {
+  if (options.golden.empty()) return;
+  out.push_back(block(ReportBlock::Kind::heading, "Verdict against the golden"));
+  out.push_back(block(ReportBlock::Kind::paragraph,
+                      "Each run compared with the golden " + options.golden_name +
+                          " by genrepro diff's rules (docs/diff.md): the verdict, the first new token that differs (counted "
+                          "from 1, with its index in steps[]), both tokens with their probabilities. Each run links to its "
+                          "experiment below."));
+  for (const ReportDocument& doc : documents) {
+    const EvidenceDiff d = diff_evidence(options.golden, EvidenceFile{doc.name, doc.evidence}, {});
+    const std::string who = documents.size() > 1 ? doc.shown() + ": " : std::string();
+    if (d.agree()) {
+      out.push_back(block(ReportBlock::Kind::paragraph, who + "every run reproduces the golden. " + numbers_gated(diff_summary_line(d)) + "."));
+    } else {
+      out.push_back(block(ReportBlock::Kind::banner, who + "the evidence does not reproduce the golden: " +
+                                                         std::to_string(d.differing()) + " run(s) differ, " +
+                                                         std::to_string(d.missing.size()) + " missing, " +
+                                                         std::to_string(d.extra.size()) + " extra. " + numbers_gated(diff_summary_line(d)) + "."));
+      add_verdict_table(d, doc, options, out);
+    }
+    add_environment_note(d, out);
+  }
+}
+
+void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<ReportBlock>& out) {
+  if (documents.size() < 2) return;
+  const auto rows = runs_by_id(documents);
+  const bool shared = std::any_of(rows.begin(), rows.end(), [](const auto& row) {
+    return std::count(row.second.begin(), row.second.end(), nullptr) + 1 < static_cast<std::ptrdiff_t>(row.second.size());
+  });
+  if (!shared) return;
+  const std::string& first = documents[0].shown();
+  std::string names;
+  for (const ReportDocument& d : documents) names += (names.empty() ? "" : "; ") + d.shown() + (d.label.empty() ? "" : " = " + d.name);
+  out.push_back(block(ReportBlock::Kind::heading, "A/B: the evidence files side by side"));
+  out.push_back(block(ReportBlock::Kind::paragraph,
+                      "Runs matched by id across " + names + ". Every file after the first is compared with " + first +
+                          " by genrepro diff's rules (docs/diff.md); highlighted cells differ from " + first + "."));
+  ReportTable t;
+  t.header = {"run"};
+  for (const ReportDocument& d : documents) {
+    t.header.push_back(d.shown() + ": stop");
+    t.header.push_back(d.shown() + ": continuation");
+  }
+  for (std::size_t d = 1; d < documents.size(); ++d) t.header.push_back(documents[d].shown() + " vs " + first);
+  t.numeric.assign(t.header.size(), false);
+  std::size_t compared = 0, differ = 0;
+  for (const auto& [id, runs] : rows) {
+    std::vector<std::string> cells = {id};
+    std::vector<bool> marked = {false};
+    std::string experiment;
+    for (const RunRecord* r : runs) {
+      if (r && experiment.empty()) experiment = r->experiment;
+      const bool missing = r == nullptr;
+      const bool stop_differs = r && runs[0] && short_stop(*r) != short_stop(*runs[0]);
+      const bool text_differs = r && runs[0] && r->continuation != runs[0]->continuation;
+      cells.push_back(missing ? "(not in this file)" : short_stop(*r));
+      cells.push_back(missing ? "" : continuation_start(*r));
+      marked.push_back(missing || stop_differs);
+      marked.push_back(text_differs);
+    }
+    for (std::size_t d = 1; d < runs.size(); ++d) {
+      if (!runs[0] || !runs[d]) {
+        cells.push_back("");
+        marked.push_back(false);
+        continue;
+      }
+      const RunDiff rd = diff_run(*runs[0], *runs[d], kDefaultProbTolerance);
+      ++compared;
+      differ += rd.verdict != Verdict::agree;
+      cells.push_back(rd.verdict == Verdict::agree ? "agree" : std::string(to_string(rd.verdict)) + " at " + first_difference(rd));
+      marked.push_back(rd.verdict != Verdict::agree);
+    }
+    add_row(t, std::move(cells), {experiment_heading(experiment)}, std::move(marked));
+  }
+  out.push_back(block(ReportBlock::Kind::paragraph, std::to_string(compared) + " comparisons with " + first + ": " +
+                                                        std::to_string(compared - differ) + " agree, " + std::to_string(differ) + " differ."));
+  out.push_back(table_block(std::move(t)));
+}
+
+void add_article_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {
+  if (!options.article_facts) return;
+  out.push_back(block(ReportBlock::Kind::heading, "Against the article"));
+  out.push_back(block(ReportBlock::Kind::paragraph,
+                      "What the article published for real GPT-2 (" + options.article_name +
+                          ") beside the evidence: its texts, where its runs stop (new tokens counted from 1), the first "
+                          "prediction's nucleus sizes and the EOS token. Runs are found by their parameters, as genrepro "
+                          "check-article finds them."));
+  for (const ReportDocument& doc : documents) {
+    if (documents.size() > 1) out.push_back(block(ReportBlock::Kind::heading, "Article vs " + doc.shown(), 3));
+    add_article_check(check_article(*options.article_facts, options.article_name, EvidenceFile{doc.name, doc.evidence}), out);
+  }
+}
+
+namespace {
+
+double number_or(const OrderedJson& obj, const char* key, double fallback) {
+  return obj.contains(key) && obj[key].is_number() ? obj[key].get<double>() : fallback;
+}
+
+bool temperature_before_top_p(const std::vector<SamplerStage>& order) {
+  const auto t = std::find(order.begin(), order.end(), SamplerStage::temperature);
+  const auto p = std::find(order.begin(), order.end(), SamplerStage::top_p);
+  return t == order.end() || p == order.end() || t < p;
+}
+
+bool same_generation(const OrderedJson& params, const RunRecord& run) {
+  const SamplingParams& s = run.params.sampling;
+  if (!params.is_object() || number_or(params, "max_new_tokens", -1) != static_cast<double>(run.params.max_new_tokens)) return false;
+  const bool greedy = s.mode == DecodeMode::greedy;
+  if (params.contains("mode") && params["mode"] == "greedy") return greedy;
+  return !greedy && s.rng == Rng::torch && s.top_p_rule == TopPRule::article && s.top_k == 0 &&
+         temperature_before_top_p(s.sampler_order) && number_or(params, "temperature", 1) == s.temperature &&
+         number_or(params, "top_p", 1) == s.top_p && number_or(params, "seed", -1) == static_cast<double>(s.seed);
+}
+
+}  // namespace
+
+std::optional<int64_t> article_nucleus(const OrderedJson& facts, const RunRecord& run) {
+  const SamplingParams& s = run.params.sampling;
+  if (s.rng != Rng::torch || s.top_p_rule != TopPRule::article || !temperature_before_top_p(s.sampler_order)) return std::nullopt;
+  if (!facts.contains("prompt") || facts["prompt"] != run.prompt || s.top_k != 0 || !facts.contains("nucleus_sizes") ||
+      !facts["nucleus_sizes"].is_array())
+    return std::nullopt;
+  for (const OrderedJson& n : facts["nucleus_sizes"]) {
+    if (!n.is_object() || !n.contains("temperature") || !n.contains("top_p") || !n.contains("step") || !n.contains("kept")) continue;
+    if (!n["temperature"].is_number() || !n["top_p"].is_number() || !n["step"].is_number() || !n["kept"].is_number()) continue;
+    if (n["temperature"].get<double>() == s.temperature && n["top_p"].get<double>() == s.top_p && n["step"].get<double>() == 0)
+      return n["kept"].get<int64_t>();
+  }
+  return std::nullopt;
+}
+
+std::string stop_as_article_says(const RunRecord& run) {
+  return std::string(to_string(run.result.stop_reason)) + " at new token " + std::to_string(run.result.stop_step);
+}
+
+std::optional<std::string> article_stop(const OrderedJson& facts, const RunRecord& run) {
+  if (!facts.contains("prompt") || facts["prompt"] != run.prompt || !facts.contains("generations") || !facts["generations"].is_array())
+    return std::nullopt;
+  for (const OrderedJson& g : facts["generations"]) {
+    if (!g.is_object() || !g.contains("params") || !same_generation(g["params"], run) || !g.contains("stop")) continue;
+    const OrderedJson& stop = g["stop"];
+    if (!stop.is_object() || !stop.contains("reason") || !stop["reason"].is_string() || !stop.contains("step") || !stop["step"].is_number())
+      continue;
+    return stop["reason"].get<std::string>() + " at new token " + std::to_string(stop["step"].get<int64_t>());
+  }
+  return std::nullopt;
+}
+
+}  // namespace genrepro
