@@ -1,10 +1,11 @@
 // genrepro tokenize: GPT-2's token ids for a text, or the text for token ids.
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <optional>
 #include <string>
 
 #include "cli/verbs.hpp"
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "model/model_files.hpp"
 #include "tokenizer/token_lines.hpp"
@@ -44,13 +45,12 @@ void run_tokenize(const TokenizeOptions& o, Console& io) {
     }
     return;
   }
-  std::ifstream file;
-  if (*o.input != "-") {
-    file.open(*o.input, std::ios::binary);
-    if (!file.is_open()) throw UsageError("--input '" + *o.input + "' cannot be opened; pass an existing JSON-lines file");
-  }
-  std::istream& in = *o.input == "-" ? io.in : file;
-  const std::string name = *o.input == "-" ? "<stdin>" : *o.input;
+  // Read whole and bounded, like every other input (util/bounded_read.hpp), then line by line.
+  const bool from_stdin = *o.input == kStdinPath;
+  const BoundedRead read = from_stdin ? read_bounded(io.in, kMaxTokenizeInputBytes) : read_bounded(*o.input, kMaxTokenizeInputBytes);
+  if (!read.ok()) throw UsageError("--input '" + *o.input + "': " + read.problem + "; pass a JSON-lines file (- for standard input)");
+  std::istringstream in(read.text);
+  const std::string name = from_stdin ? "<stdin>" : *o.input;
   if (o.decode) {
     decode_json_lines(tokenizer, in, name, io.out);
   } else {
