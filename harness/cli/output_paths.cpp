@@ -28,9 +28,14 @@ void check_output_file(const std::string& flag, const std::string& path, const s
     throw UsageError(flag + " " + path + ": is a directory; give a file path such as " + path + "/out.json");
   if (fs::exists(status) && !fs::is_regular_file(status))
     throw UsageError(flag + " " + path + ": is not a regular file (a device, FIFO or socket); give a file path");
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    throw UsageError(flag + " " + path + ": directory " + parent.string() + " does not exist; create it first");
+  // A missing directory is made by the writer (util/atomic_file.hpp); a file in its place cannot be.
+  for (fs::path parent = fs::path(path).parent_path(); !parent.empty(); parent = parent.parent_path()) {
+    const fs::file_status s = fs::status(parent, ec);
+    if (fs::is_directory(s)) break;
+    if (fs::exists(s))
+      throw UsageError(flag + " " + path + ": " + parent.string() + " is not a directory; give a path inside a directory");
+    if (parent == parent.parent_path()) break;
+  }
   for (const std::string& input : inputs)
     if (same_file(path, input))
       throw UsageError(flag + " " + path + ": is the input " + input + "; write the output to another file");
