@@ -318,7 +318,7 @@ std::string normalize_article_text(const std::string& text) {
 }
 
 OrderedJson load_article_facts(const std::string& path) {
-  const BoundedRead read = read_bounded(path, kMaxArticleFactsBytes);
+  const BoundedRead read = read_bounded(path, kMaxArticleFactsBytes, Expect::json_object);
   if (!read.ok()) throw EvidenceError(path + ": " + read.problem + "; give golden/article/article-facts.json");
   ParsedJson<OrderedJson> parsed = parse_ordered_json_text(read.text);
   if (!parsed.ok()) throw EvidenceError(path + ": " + parsed.problem + "; restore golden/article/article-facts.json from git");

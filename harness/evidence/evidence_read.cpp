@@ -20,7 +20,7 @@ std::string evidence_text_of(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw EvidenceError(path + ": is a directory, expected an evidence file; give a file (only GOLDEN may be a directory)");
-  BoundedRead read = read_bounded(path, kMaxEvidenceBytes);
+  BoundedRead read = read_bounded(path, kMaxEvidenceBytes, Expect::json_object);
   if (!read.ok()) throw EvidenceError(path + ": " + read.problem + "; " + kGiveEvidenceHint);
   return std::move(read.text);
 }

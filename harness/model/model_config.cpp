@@ -120,7 +120,7 @@ Gpt2Config read_gpt2_config(const std::string& path) {
                          "`genrepro fixture --out DIR`)");
   if (std::filesystem::is_directory(status))
     throw ModelFileError(path + ": not a regular file (a directory?); expected the model's config.json");
-  const BoundedRead read = read_bounded(path, kMaxModelConfigBytes);
+  const BoundedRead read = read_bounded(path, kMaxModelConfigBytes, Expect::json_object);
   if (!read.ok()) throw ModelFileError(path + ": cannot read config.json: " + read.problem);
   nlohmann::json j;
   try {

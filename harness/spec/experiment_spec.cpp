@@ -503,7 +503,7 @@ void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates) {
 }
 
 ExperimentSpec load_experiment(const std::string& path) {
-  const BoundedRead read = read_bounded(path, kMaxExperimentBytes);
+  const BoundedRead read = read_bounded(path, kMaxExperimentBytes, Expect::json_object);
   if (!read.ok())
     throw SpecError(path + ": " + read.problem + "; give the path of an experiment file (e.g. experiments/article/greedy.json)");
   return parse_experiment(read.text, path);

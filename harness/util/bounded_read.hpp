@@ -15,14 +15,21 @@ namespace genrepro {
 // The limits, one per kind of input (docs/validation.md lists them). Each is far above what the
 // kind ever holds and far below what would hurt the machine.
 inline constexpr uint64_t kMaxExperimentBytes = uint64_t(1) << 20;     // 1 MiB: a grid is a few KB
-inline constexpr uint64_t kMaxEvidenceBytes = uint64_t(256) << 20;     // 256 MiB: ~600 GPT-2 runs of 1,024 tokens
+inline constexpr uint64_t kMaxEvidenceBytes = uint64_t(64) << 20;      // 64 MiB: ~150 GPT-2 runs of 1,024 tokens
 inline constexpr uint64_t kMaxModelConfigBytes = uint64_t(1) << 20;    // 1 MiB: config.json is ~1 KB
 inline constexpr uint64_t kMaxTokenizerFileBytes = uint64_t(64) << 20; // 64 MiB: GPT-2's vocab.json is 1 MB
 inline constexpr uint64_t kMaxArticleFactsBytes = uint64_t(1) << 20;   // 1 MiB: the facts are a few KB
-inline constexpr uint64_t kMaxTokenizeInputBytes = uint64_t(256) << 20; // 256 MiB of JSON lines
+inline constexpr uint64_t kMaxTokenizeInputBytes = uint64_t(64) << 20;  // 64 MiB of JSON lines
 
 // The path that means standard input.
 inline constexpr const char* kStdinPath = "-";
+
+// What the text must be. A JSON object starts with '{' after white space: an input that is
+// already longer than kSniffBytes without doing so (`yes |`, a log, a binary without NULs) is
+// refused there instead of at the limit. Shorter ones are left to the parser, whose message
+// names the line and column.
+enum class Expect { text, json_object };
+inline constexpr uint64_t kSniffBytes = uint64_t(64) << 10;
 
 struct BoundedRead {
   std::string text;
@@ -33,8 +40,8 @@ struct BoundedRead {
 // Reads all of `path` ("-": standard input) if it holds at most max_bytes bytes. Problems: no
 // such file, a directory, cannot open (the system's reason), a read error, more than max_bytes
 // (reading stops within one 64 KiB chunk past it), a NUL byte (not a text file).
-BoundedRead read_bounded(const std::string& path, uint64_t max_bytes);
+BoundedRead read_bounded(const std::string& path, uint64_t max_bytes, Expect expect = Expect::text);
 // The same rules for a stream already open (the CLI's standard input, which tests replace).
-BoundedRead read_bounded(std::istream& in, uint64_t max_bytes);
+BoundedRead read_bounded(std::istream& in, uint64_t max_bytes, Expect expect = Expect::text);
 
 }  // namespace genrepro

@@ -114,5 +114,19 @@ TEST(BoundedRead, AStreamFollowsTheSameRules) {
   EXPECT_EQ(read_bounded(binary, 10).problem, "byte 2 is NUL: binary data, not a text file");
 }
 
+// A JSON reader stops a long input that cannot be a JSON object after 64 KiB, not at the limit;
+// a short one is left to the parser (which names line and column); an object reads whole.
+TEST(BoundedRead, AJsonReaderStopsALongNonObjectEarly) {
+  std::istringstream yes(std::string(1 << 20, 'y'));
+  EXPECT_EQ(read_bounded(yes, 1 << 30, Expect::json_object).problem,
+            "byte 0 is 0x79, not the '{' a JSON object starts with (stopped after 65536 bytes)");
+  std::istringstream shortish("yy");
+  EXPECT_TRUE(read_bounded(shortish, 100, Expect::json_object).ok());
+  std::istringstream object("  {" + std::string(1 << 20, ' ') + "}");
+  EXPECT_TRUE(read_bounded(object, 1 << 30, Expect::json_object).ok());
+  std::istringstream as_text(std::string(1 << 20, 'y'));
+  EXPECT_TRUE(read_bounded(as_text, 1 << 30).ok());
+}
+
 }  // namespace
 }  // namespace genrepro
