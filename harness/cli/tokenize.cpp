@@ -36,6 +36,14 @@ void run_tokenize(const TokenizeOptions& o, Console& io) {
   if (o.text.has_value() == o.input.has_value()) {
     throw UsageError(o.text ? "pass TEXT or --input FILE, not both" : "pass TEXT or --input FILE (see 'genrepro tokenize --help')");
   }
+  // The input is read (and bounded) before the tokenizer loads: a bad --input costs nothing.
+  std::optional<BoundedRead> input;
+  if (o.input) {
+    const bool from_stdin = *o.input == kStdinPath;
+    input = from_stdin ? read_bounded(io.in, kMaxTokenizeInputBytes) : read_bounded(*o.input, kMaxTokenizeInputBytes);
+    if (!input->ok())
+      throw UsageError("--input '" + *o.input + "': " + input->problem + "; pass a JSON-lines file (- for standard input)");
+  }
   const Gpt2Tokenizer tokenizer = load_tokenizer(o.model, io);
   if (o.text) {
     if (o.decode) {
@@ -45,12 +53,9 @@ void run_tokenize(const TokenizeOptions& o, Console& io) {
     }
     return;
   }
-  // Read whole and bounded, like every other input (util/bounded_read.hpp), then line by line.
-  const bool from_stdin = *o.input == kStdinPath;
-  const BoundedRead read = from_stdin ? read_bounded(io.in, kMaxTokenizeInputBytes) : read_bounded(*o.input, kMaxTokenizeInputBytes);
-  if (!read.ok()) throw UsageError("--input '" + *o.input + "': " + read.problem + "; pass a JSON-lines file (- for standard input)");
-  std::istringstream in(read.text);
-  const std::string name = from_stdin ? "<stdin>" : *o.input;
+  // Read whole and bounded above, like every other input (util/bounded_read.hpp); now line by line.
+  std::istringstream in(input->text);
+  const std::string name = *o.input == kStdinPath ? "<stdin>" : *o.input;
   if (o.decode) {
     decode_json_lines(tokenizer, in, name, io.out);
   } else {
