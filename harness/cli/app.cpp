@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "build_info.hpp"
+#include "cli/request_checks.hpp"
 #include "cli/run_cli.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/environment.hpp"
@@ -116,7 +117,9 @@ int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engi
   app.set_version_flag("--version", version_text, "Print the version, the git commit, libtorch and the BLAS in use");
   app.require_subcommand(1, 1);
   app.fallthrough();
-  VerbContext ctx{io, engine};
+  // Every request is checked once more where it crosses into the engine (request_checks.hpp).
+  CheckedEngine checked(engine);
+  VerbContext ctx{io, checked};
   // --parse-only (first, before the verb): check that a command line parses (the verb, its flags,
   // value types, required arguments) and run nothing; how the CI recipes' lines are tested.
   ctx.parse_only = !args.empty() && args.front() == "--parse-only";

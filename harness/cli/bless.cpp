@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/golden_bless.hpp"
@@ -256,6 +257,7 @@ BlessDecisions review_on_terminal(const BlessOptions& a, const BlessPlan& plan, 
 // ---- the verb ----
 
 int run_bless(const BlessOptions& a, Console& io) {
+  check_output_directory("--into", a.into);
   std::error_code ec;
   if (fs::exists(a.into, ec) && !fs::is_directory(a.into, ec))
     throw UsageError("--into " + a.into + ": exists and is not a directory; give the golden directory (created if missing)");

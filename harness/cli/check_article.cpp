@@ -24,7 +24,7 @@ int run_check_article(const CheckArticleOptions& a, Console& io) {
   const EvidenceFile evidence = read_evidence_file(a.evidence);
   const ArticleCheck check = check_article(facts, a.facts, evidence);
   if (a.json)
-    io.out << article_check_to_json(check).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
+    io.out << json_document_text(article_check_to_json(check)) << "\n";
   else
     io.out << format_article_check(check);
   return check.passed() ? kExitReproduced : kExitMismatch;

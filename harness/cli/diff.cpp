@@ -2,7 +2,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/output_paths.hpp"
+#include "cli/flag_kinds.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/diff_ci_report.hpp"
 #include "evidence/diff_format.hpp"
@@ -26,6 +26,7 @@ struct DiffOptions {
 };
 
 void check_diff_options(const DiffOptions& a) {
+  checked_tolerance("--prob-tolerance", a.prob_tolerance);
   if (!a.annotations.empty() && a.annotations != "github")
     throw UsageError("--annotations " + a.annotations + ": allowed: github (GitHub Actions ::error/::warning lines)");
   if (!a.annotations.empty() && a.json)
@@ -39,7 +40,7 @@ int run_diff(const DiffOptions& a, Console& io) {
   const EvidenceFile current = read_evidence_file(a.evidence);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
   if (a.json)
-    io.out << diff_to_json(d).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
+    io.out << json_document_text(diff_to_json(d)) << "\n";
   else
     io.out << format_diff_text(d);
   if (a.annotations == "github") io.out << diff_to_github_annotations(d);

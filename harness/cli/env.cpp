@@ -18,7 +18,7 @@ void setup_env(CLI::App& app, VerbContext& ctx) {
                 "libtorch's fields stay empty and no BLAS is loaded");
   on_verb(*cmd, ctx, [no_engine, &ctx] {
     if (*no_engine) {
-      ctx.io.out << environment_to_json(probe_process_environment()).dump(2) << "\n";
+      ctx.io.out << json_document_text(environment_to_json(probe_process_environment())) << "\n";
       ctx.exit_code = kExitOk;
       return;
     }

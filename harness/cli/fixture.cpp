@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <string>
 
+#include "cli/flag_kinds.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
 #include "model/fixture_model.hpp"
@@ -25,9 +26,7 @@ bool is_nonempty_dir(const std::string& path) {
 
 void run_fixture(const FixtureOptions& o, Console& io) {
   const FixturePreset preset = parse_fixture_preset(o.preset);
-  std::error_code ec;
-  if (std::filesystem::exists(o.out, ec) && !std::filesystem::is_directory(o.out, ec))
-    throw UsageError("--out " + o.out + " exists and is not a directory; pass a directory path");
+  check_output_directory("--out", o.out);
   if (is_nonempty_dir(o.out) && !o.force)
     throw UsageError("--out " + o.out + " is not empty; pass --force to overwrite its model files, or choose "
                      "another directory");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_kinds.hpp"
 #include "cli/numerics_flags.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
@@ -15,9 +16,6 @@
 namespace genrepro::cli {
 
 namespace {
-
-// The same bound as run's --threads (a typo, not a machine).
-constexpr int kMaxThreads = 256;
 
 struct GenerateOptions {
   ModelChoice model;
@@ -137,10 +135,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     request.params = run_params_from(*o);
     request.model = o->model;
     request.prompt = o->prompt;
-    if (o->threads < 1 || o->threads > kMaxThreads)
-      throw UsageError("--threads " + std::to_string(o->threads) + ": allowed: a whole number from 1 to " +
-                       std::to_string(kMaxThreads));
-    request.threads = o->threads;
+    request.threads = checked_threads("--threads", o->threads);
     request.numerics = numerics_request_from(o->numerics);
     request.ids = o->ids;
     if (o->ids && o->stream) throw UsageError("--stream cannot be combined with --ids (the ids are one JSON array)");

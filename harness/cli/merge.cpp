@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_kinds.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_merge.hpp"
@@ -17,6 +18,7 @@ struct MergeOptions {
 };
 
 void run_merge(const MergeOptions& o, Console& io) {
+  check_output_file("--out", o.out, o.files);
   const Evidence merged = merge_evidence_files(o.files);
   write_evidence(o.out, merged);
   io.out << "wrote " << o.out << " (" << merged.runs.size() << " runs from " << o.files.size() << " files)\n";

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/flag_kinds.hpp"
 #include "cli/model_choice.hpp"
 #include "cli/verbs.hpp"
 #include "model/model_config.hpp"
@@ -16,6 +17,7 @@
 #include "spec/experiment_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"
+#include "util/json_text.hpp"
 #include "util/shard.hpp"
 
 namespace genrepro::cli {
@@ -64,8 +66,8 @@ std::string short_number(double v) {
 }
 
 int run_plan(const PlanOptions& o, Console& io) {
-  const Shard shard = parse_shard(o.shard);
-  if (o.threads < 1) throw UsageError("--threads " + std::to_string(o.threads) + ": must be a whole number >= 1");
+  const Shard shard = checked_shard(o.shard);
+  checked_threads("--threads", o.threads);
   const std::vector<ExperimentSpec> experiments = load_experiments(o.experiments);
   const ModelFiles files = resolve_chosen_model(o.model);
   const Gpt2Config config = read_gpt2_config(files.config);
@@ -101,7 +103,7 @@ int run_plan(const PlanOptions& o, Console& io) {
         {"runs", runs},
         {"total", {{"runs", plan.runs.size()}, {"selected", selected}, {"new_tokens_at_most", new_tokens},
                    {"estimated_seconds", wall}, {"threads", o.threads}}}};
-    io.out << doc.dump(2) << "\n";
+    io.out << json_document_text(doc) << "\n";
     return kExitOk;
   }
   io.err << files.source_note << "\n";

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/flag_kinds.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/replay_report.hpp"
@@ -24,13 +25,13 @@ struct ReplayOptions {
 
 ReplayRequest replay_request_from(const ReplayOptions& a) {
   ReplayRequest r;
+  r.threads = checked_threads("--threads", a.threads);
+  r.logprob_tolerance = checked_tolerance("--logprob-tolerance", a.logprob_tolerance);
   // GOLDEN needs no model: its errors come before any model is located (or made).
   r.golden = read_golden(a.golden);
   r.forward = parse_replay_forward(a.forward);
   r.model = a.model;
   r.json = a.json;
-  r.logprob_tolerance = a.logprob_tolerance;
-  r.threads = a.threads;
   r.allow_model_mismatch = a.allow_model_mismatch;
   return r;
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/article_check.hpp"
 #include "report/report.hpp"
@@ -35,6 +36,7 @@ std::vector<ReportDocument> read_documents(const ReportCliOptions& opt) {
 }
 
 int run_report(const ReportCliOptions& opt, Console& io) {
+  check_output_directory("--out", opt.out);
   const std::vector<ReportDocument> documents = read_documents(opt);
   ReportOptions options;
   if (!opt.golden.empty()) {

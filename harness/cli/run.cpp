@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_kinds.hpp"
 #include "cli/numerics_flags.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
@@ -37,9 +38,12 @@ RunRequest run_request_from(const RunOptions& o) {
   std::error_code ec;
   if (std::filesystem::is_directory(o.out, ec))
     throw UsageError("--out " + o.out + ": is a directory; give a file path such as " + o.out + "/evidence.json");
+  const int threads = checked_threads("--threads", o.threads);
+  const double prob_tolerance = checked_tolerance("--prob-tolerance", o.prob_tolerance);
+  if (!o.check_equivalence) check_output_file("--out", o.out, o.experiments);  // empty, device, an input
   RunRequest r;
   r.numerics = numerics_request_from(o.numerics);
-  r.shard = parse_shard(o.shard);
+  r.shard = checked_shard(o.shard);
   r.shard_text = o.shard;
   r.experiments = load_experiments(o.experiments);
   if (o.top_candidates) {
@@ -49,9 +53,9 @@ RunRequest run_request_from(const RunOptions& o) {
   }
   r.model = o.model;
   r.out = o.out;
-  r.threads = o.threads;
+  r.threads = threads;
   r.check_equivalence = o.check_equivalence;
-  r.prob_tolerance = o.prob_tolerance;
+  r.prob_tolerance = prob_tolerance;
   r.json = o.json;
   return r;
 }

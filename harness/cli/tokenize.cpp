@@ -1,10 +1,11 @@
 // genrepro tokenize: GPT-2's token ids for a text, or the text for token ids.
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <optional>
 #include <string>
 
 #include "cli/verbs.hpp"
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "model/model_files.hpp"
 #include "tokenizer/token_lines.hpp"
@@ -35,6 +36,14 @@ void run_tokenize(const TokenizeOptions& o, Console& io) {
   if (o.text.has_value() == o.input.has_value()) {
     throw UsageError(o.text ? "pass TEXT or --input FILE, not both" : "pass TEXT or --input FILE (see 'genrepro tokenize --help')");
   }
+  // The input is read (and bounded) before the tokenizer loads: a bad --input costs nothing.
+  std::optional<BoundedRead> input;
+  if (o.input) {
+    const bool from_stdin = *o.input == kStdinPath;
+    input = from_stdin ? read_bounded(io.in, kMaxTokenizeInputBytes) : read_bounded(*o.input, kMaxTokenizeInputBytes);
+    if (!input->ok())
+      throw UsageError("--input '" + *o.input + "': " + input->problem + "; pass a JSON-lines file (- for standard input)");
+  }
   const Gpt2Tokenizer tokenizer = load_tokenizer(o.model, io);
   if (o.text) {
     if (o.decode) {
@@ -44,13 +53,9 @@ void run_tokenize(const TokenizeOptions& o, Console& io) {
     }
     return;
   }
-  std::ifstream file;
-  if (*o.input != "-") {
-    file.open(*o.input, std::ios::binary);
-    if (!file.is_open()) throw UsageError("--input '" + *o.input + "' cannot be opened; pass an existing JSON-lines file");
-  }
-  std::istream& in = *o.input == "-" ? io.in : file;
-  const std::string name = *o.input == "-" ? "<stdin>" : *o.input;
+  // Read whole and bounded above, like every other input (util/bounded_read.hpp); now line by line.
+  std::istringstream in(input->text);
+  const std::string name = *o.input == kStdinPath ? "<stdin>" : *o.input;
   if (o.decode) {
     decode_json_lines(tokenizer, in, name, io.out);
   } else {

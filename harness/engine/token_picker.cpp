@@ -1,17 +1,67 @@
 #include "engine/token_picker.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "engine/multinomial_race.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro {
+
+namespace {
+
+struct DistributionFacts {
+  bool finite = true;
+  bool non_negative = true;
+  bool any_positive = false;
+};
+
+// One pass over the probabilities (the batched loop calls this for every run at every step).
+DistributionFacts facts_of(const torch::Tensor& probs) {
+  DistributionFacts f;
+  if (probs.scalar_type() == torch::kFloat32) {
+    const torch::Tensor c = probs.contiguous();
+    const float* p = c.data_ptr<float>();
+    for (int64_t i = 0, n = c.numel(); i < n; ++i) {
+      f.finite = f.finite && std::isfinite(p[i]);
+      f.non_negative = f.non_negative && !(p[i] < 0);
+      f.any_positive = f.any_positive || p[i] > 0;
+    }
+    return f;
+  }
+  const auto p = probs.to(torch::kFloat64);
+  f.finite = p.isfinite().all().item<bool>();
+  f.non_negative = f.finite && (p >= 0).all().item<bool>();
+  f.any_positive = f.finite && p.sum().item<double>() > 0;
+  return f;
+}
+
+}  // namespace
+
+void check_distribution(const torch::Tensor& probs, int64_t step) {
+  const DistributionFacts facts = facts_of(probs);
+  const bool finite = facts.finite;
+  const bool non_negative = finite && facts.non_negative;
+  if (finite && non_negative && facts.any_positive) return;
+  const std::string found = !finite ? "NaN or infinity" : !non_negative ? "a negative probability" : "no positive probability";
+  throw NumericsError("step " + std::to_string(step) + ": the distribution to draw from holds " + found +
+                      "; the logits or the sampling parameters left float32's range (a temperature near its minimum, " +
+                      "or broken weights); check the model with 'genrepro generate --greedy' and the temperature");
+}
+
+int64_t TokenPicker::pick(const torch::Tensor& probs) {
+  check_distribution(probs, step_);
+  const int64_t id = draw(probs);
+  ++step_;
+  return id;
+}
 
 TorchMultinomialPicker::TorchMultinomialPicker(uint64_t seed)
     : generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
 
-int64_t TorchMultinomialPicker::pick(const torch::Tensor& probs) {
+int64_t TorchMultinomialPicker::draw(const torch::Tensor& probs) {
   // next_id = torch.multinomial(probs, num_samples=1, generator=rng): the same draws, raced
   // without the logarithms that cannot win (engine/multinomial_race.hpp); torch itself when it
   // would refuse the input, so its message is the one the user sees.
@@ -23,7 +73,7 @@ int64_t TorchMultinomialPicker::pick(const torch::Tensor& probs) {
   return torch::multinomial(probs, /*num_samples=*/1, /*replacement=*/false, generator_).item<int64_t>();
 }
 
-int64_t PortablePicker::pick(const torch::Tensor& probs) {
+int64_t PortablePicker::draw(const torch::Tensor& probs) {
   const auto contiguous = probs.to(torch::kFloat32).contiguous();
   return race_.sample(contiguous.data_ptr<float>(), static_cast<size_t>(contiguous.numel()));
 }

@@ -14,18 +14,29 @@ namespace genrepro {
 class TokenPicker {
  public:
   virtual ~TokenPicker() = default;
-  // probs [V] float32 (softmax of the filtered logits) -> the drawn token id.
-  virtual int64_t pick(const torch::Tensor& probs) = 0;
+  // probs [V] float32 (softmax of the filtered logits) -> the drawn token id. A run draws once
+  // per step, so the k-th call is step k. Throws NumericsError naming the step when `probs` is
+  // not a distribution (NaN, infinity, a negative entry, or nothing positive): no such input
+  // reaches multinomial, whose answer to it is undefined.
+  int64_t pick(const torch::Tensor& probs);
+
+ private:
+  virtual int64_t draw(const torch::Tensor& probs) = 0;
+  int64_t step_ = 0;
 };
+
+// Throws NumericsError ("step 3: ...") unless every entry of `probs` is finite and >= 0 and
+// their sum is positive.
+void check_distribution(const torch::Tensor& probs, int64_t step);
 
 // Rng::torch: torch::multinomial(probs, 1, /*replacement=*/false, generator) with a CPU generator
 // made from the seed, as torch.Generator(device="cpu").manual_seed(seed).
 class TorchMultinomialPicker : public TokenPicker {
  public:
   explicit TorchMultinomialPicker(uint64_t seed);
-  int64_t pick(const torch::Tensor& probs) override;
 
  private:
+  int64_t draw(const torch::Tensor& probs) override;
   at::Generator generator_;
 };
 
@@ -33,9 +44,9 @@ class TorchMultinomialPicker : public TokenPicker {
 class PortablePicker : public TokenPicker {
  public:
   explicit PortablePicker(uint64_t seed) : race_(seed) {}
-  int64_t pick(const torch::Tensor& probs) override;
 
  private:
+  int64_t draw(const torch::Tensor& probs) override;
   PortableMultinomial race_;
 };
 

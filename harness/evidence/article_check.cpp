@@ -1,10 +1,12 @@
 #include "evidence/article_check.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <sstream>
 
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
 
@@ -13,7 +15,6 @@ namespace genrepro {
 namespace {
 
 // Facts files are a few KB.
-constexpr uint64_t kMaxFactsBytes = 1 << 20;
 // Table columns: wide enough for "stop top-p-0.9-seed-43-eos" and a 40-character text excerpt.
 constexpr int kFactColumn = 34;
 constexpr int kValueColumn = 46;
@@ -44,6 +45,15 @@ double need_number(const OrderedJson& obj, const std::string& file, const std::s
   const OrderedJson& v = need(obj, file, path, key);
   if (!v.is_number()) bad_fact(file, path + "." + key, "a number");
   return v.get<double>();
+}
+
+// A count or a token id: a JSON integer from 0 to INT64_MAX. 2^70 is a number to JSON but fits
+// no int64, and a fraction is no step; both are refused here, never cast.
+int64_t need_count(const OrderedJson& obj, const std::string& file, const std::string& path, const char* key) {
+  const OrderedJson& v = need(obj, file, path, key);
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= uint64_t(INT64_MAX) : v.is_number_integer() && v.get<int64_t>() >= 0;
+  if (!fits) bad_fact(file, path + "." + key, "an integer from 0 to " + std::to_string(INT64_MAX) + ", found " + v.dump());
+  return v.get<int64_t>();
 }
 
 // Numbers and strings of a facts entry; absent or another type: empty.
@@ -144,7 +154,7 @@ class Checker {
     const std::string text = need_string(g, file_, at, "text");
     const OrderedJson& stop = need(g, file_, at, "stop");
     const std::string stop_reason = need_string(stop, file_, at + ".stop", "reason");
-    const int64_t stop_step = static_cast<int64_t>(need_number(stop, file_, at + ".stop", "step"));
+    const int64_t stop_step = need_count(stop, file_, at + ".stop", "step");
     const std::string seed_source = g.contains("seed_source") && g["seed_source"].is_string() ? g["seed_source"].get<std::string>() : "stated";
     const bool counted = seed_source == "stated";
 
@@ -205,8 +215,8 @@ class Checker {
   void check_nucleus(const OrderedJson& n, const std::string& at) {
     const double temperature = need_number(n, file_, at, "temperature");
     const double top_p = need_number(n, file_, at, "top_p");
-    const int64_t step = static_cast<int64_t>(need_number(n, file_, at, "step"));
-    const int64_t kept = static_cast<int64_t>(need_number(n, file_, at, "kept"));
+    const int64_t step = need_count(n, file_, at, "step");
+    const int64_t kept = need_count(n, file_, at, "kept");
     FactCheck c{"nucleus T=" + fmt_number(temperature) + " p=" + fmt_number(top_p) + " step " + std::to_string(step),
                 std::to_string(kept), "", FactStatus::missing, true, ""};
     std::vector<int64_t> found;
@@ -229,7 +239,7 @@ class Checker {
 
   void check_eos() {
     const OrderedJson& eos = need(facts_, file_, "", "eos");
-    const int64_t id = static_cast<int64_t>(need_number(eos, file_, "eos", "token_id"));
+    const int64_t id = need_count(eos, file_, "eos", "token_id");
     const std::string text = need_string(eos, file_, "eos", "text");
     const int64_t found = evidence_.model.eos_token_id;
     out_.facts.push_back(FactCheck{"eos token id", std::to_string(id), std::to_string(found),
@@ -308,9 +318,9 @@ std::string normalize_article_text(const std::string& text) {
 }
 
 OrderedJson load_article_facts(const std::string& path) {
-  std::string text, problem;
-  if (!read_text_file(path, text, problem, kMaxFactsBytes)) throw EvidenceError(path + ": " + problem + "; give golden/article/article-facts.json");
-  ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
+  const BoundedRead read = read_bounded(path, kMaxArticleFactsBytes, Expect::json_object);
+  if (!read.ok()) throw EvidenceError(path + ": " + read.problem + "; give golden/article/article-facts.json");
+  ParsedJson<OrderedJson> parsed = parse_ordered_json_text(read.text);
   if (!parsed.ok()) throw EvidenceError(path + ": " + parsed.problem + "; restore golden/article/article-facts.json from git");
   OrderedJson facts = std::move(parsed.value);
   if (!facts.is_object() || !facts.contains("schema") || facts["schema"] != kArticleFactsSchema)

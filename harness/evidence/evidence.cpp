@@ -154,7 +154,7 @@ std::optional<double> real_from_json(const OrderedJson& v) {
 std::string evidence_text(const Evidence& e) {
   // Token texts are already valid UTF-8 (the tokenizer shows partial bytes visibly); replace is
   // a guard so that a bug there can never make the writer throw after a long run.
-  return evidence_to_json(e).dump(kIndent, ' ', false, OrderedJson::error_handler_t::replace) + "\n";
+  return json_document_text(evidence_to_json(e), kIndent) + "\n";
 }
 
 void write_evidence(const std::string& path, const Evidence& e) { write_file_atomically(path, evidence_text(e)); }

@@ -29,10 +29,6 @@
 namespace genrepro {
 
 constexpr const char* kEvidenceSchema = "genrepro.evidence/1";
-// The one size limit of every evidence reader. Evidence of a large grid can be big (a GPT-2
-// run of 1,024 tokens with 5 candidates a step is ~0.4 MB), but not this big; bigger files are
-// refused unread, and a file that grows while it is read is refused at this size.
-constexpr uint64_t kMaxEvidenceFileBytes = uint64_t(2) << 30;
 
 struct ToolInfo {
   std::string version;     // GENREPRO_VERSION
@@ -116,7 +112,8 @@ void write_evidence(const std::string& path, const Evidence& e);
 inline constexpr const char* kGiveEvidenceHint = "give an evidence file written by 'genrepro run'";
 inline constexpr const char* kRegenerateEvidenceHint = "regenerate it with 'genrepro run' (format: docs/evidence-format.md)";
 
-// Reads, checks (size, UTF-8, depth, JSON syntax, schema string, structure, meaning) and
+// Reads ("-": standard input; pipes and FIFOs alike, at most kMaxEvidenceBytes through
+// util/bounded_read.hpp), checks (size, UTF-8, depth, JSON syntax, schema string, structure, meaning) and
 // converts. Throws EvidenceError naming the file, the JSON path, the value found and what is
 // allowed: "new.json: runs[0].steps[1].prob: expected a number (or ...), found string \"0.5\"; ...".
 Evidence read_evidence(const std::string& path);

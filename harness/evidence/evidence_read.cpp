@@ -1,4 +1,4 @@
-// Reading evidence, first stage: the file. One bounded read (kMaxEvidenceFileBytes), one parse
+// Reading evidence, first stage: the file. One bounded read (kMaxEvidenceBytes), one parse
 // with one nesting limit (kMaxJsonDepth) that keeps the file's key order, then the conversion
 // (evidence_from_json.cpp) and the checks (evidence_checks.cpp). Every verb reads through here.
 #include <algorithm>
@@ -6,6 +6,7 @@
 #include <map>
 
 #include "evidence/evidence.hpp"
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
 
@@ -17,12 +18,11 @@ namespace fs = std::filesystem;
 
 std::string evidence_text_of(const std::string& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw EvidenceError(path + ": no such file; " + kGiveEvidenceHint);
   if (fs::is_directory(path, ec))
     throw EvidenceError(path + ": is a directory, expected an evidence file; give a file (only GOLDEN may be a directory)");
-  std::string text, problem;
-  if (!read_text_file(path, text, problem, kMaxEvidenceFileBytes)) throw EvidenceError(path + ": " + problem);
-  return text;
+  BoundedRead read = read_bounded(path, kMaxEvidenceBytes, Expect::json_object);
+  if (!read.ok()) throw EvidenceError(path + ": " + read.problem + "; " + kGiveEvidenceHint);
+  return std::move(read.text);
 }
 
 // The *.json files of a golden directory: not recursive, hidden files skipped, sorted by name.

@@ -4,15 +4,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
 
 namespace {
-
-// A config.json larger than this is not a GPT-2 config (the real one is under 1 KB); refusing it
-// keeps a wrong path (e.g. the weights file) from being read into memory.
-constexpr std::streamoff kMaxConfigBytes = 1 << 20;
 
 // Upper bound for every size field. Real GPT-2 sizes are below 2^17; the bound keeps shape
 // arithmetic (3 * n_embd, vocab_size * n_embd, ...) far from int64 overflow and makes a garbage
@@ -121,20 +118,13 @@ Gpt2Config read_gpt2_config(const std::string& path) {
   if (!std::filesystem::exists(status))
     throw ModelFileError(path + ": config.json not found; a model directory needs it (make one with "
                          "`genrepro fixture --out DIR`)");
-  if (!std::filesystem::is_regular_file(status))
+  if (std::filesystem::is_directory(status))
     throw ModelFileError(path + ": not a regular file (a directory?); expected the model's config.json");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
-  if (size < 0) throw ModelFileError(path + ": cannot read config.json (permissions?)");
-  if (size > kMaxConfigBytes)
-    throw ModelFileError(path + ": is " + std::to_string(size) + " bytes, too large for a config.json (limit " +
-                         std::to_string(kMaxConfigBytes) + ")");
-  in.seekg(0);
-  std::ostringstream text;
-  text << in.rdbuf();
+  const BoundedRead read = read_bounded(path, kMaxModelConfigBytes, Expect::json_object);
+  if (!read.ok()) throw ModelFileError(path + ": cannot read config.json: " + read.problem);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(read.text);
   } catch (const nlohmann::json::exception& e) {
     std::string what = e.what();
     for (char& ch : what)

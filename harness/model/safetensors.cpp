@@ -87,7 +87,8 @@ const char* dtype_name(TensorDType d) {
 class MappedFile {
  public:
   explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
       throw ModelFileError(path + ": cannot open (" + std::strerror(errno) +
                            "); pass a model directory holding model.safetensors");
@@ -99,7 +100,8 @@ class MappedFile {
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
-      throw ModelFileError(path + ": not a regular file (a directory?); expected a safetensors file");
+      throw ModelFileError(path + ": not a regular file (a directory, pipe, FIFO or device); the weights are " +
+                           "memory-mapped, so give model.safetensors as a regular file");
     }
     size_ = static_cast<uint64_t>(st.st_size);
     if (size_ > 0) {

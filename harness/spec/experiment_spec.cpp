@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
 #include "spec/sampling_params.hpp"
@@ -69,7 +70,7 @@ std::string short_number(double v) {
 // What each run key accepts, in the words check_run_params uses where it has an opinion.
 std::string allowed_for(const std::string& key) {
   if (key == "mode") return "\"greedy\" or \"sample\"";
-  if (key == "temperature") return "a finite number >= 0 (0 means greedy)";
+  if (key == "temperature") return temperature_allowed();
   if (key == "top_k") return "an integer >= 0 (0 turns top-k off)";
   if (key == "top_p") return "a number in (0, 1] (1 turns top-p off)";
   if (key == "seed") return seed_allowed();
@@ -502,10 +503,10 @@ void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates) {
 }
 
 ExperimentSpec load_experiment(const std::string& path) {
-  std::string text, problem;
-  if (!read_text_file(path, text, problem, kMaxExperimentFileBytes))
-    throw SpecError(path + ": " + problem + "; give the path of an experiment file (e.g. experiments/article/greedy.json)");
-  return parse_experiment(text, path);
+  const BoundedRead read = read_bounded(path, kMaxExperimentBytes, Expect::json_object);
+  if (!read.ok())
+    throw SpecError(path + ": " + read.problem + "; give the path of an experiment file (e.g. experiments/article/greedy.json)");
+  return parse_experiment(read.text, path);
 }
 
 std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths) {

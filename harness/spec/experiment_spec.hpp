@@ -14,8 +14,6 @@
 
 namespace genrepro {
 
-// Experiment files are small; anything bigger than this is not one (and is never read whole).
-constexpr uint64_t kMaxExperimentFileBytes = 1 << 20;
 
 // One run after grid expansion: everything the engine needs, all defaults filled in.
 struct ExpandedRun {
@@ -53,7 +51,8 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
 // N < 0, and for two runs that would now share an id.
 void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates);
 
-// Reads `path` (missing, a directory, too large: SpecError) and calls parse_experiment.
+// Reads `path` ("-": standard input; a pipe or FIFO alike) through util/bounded_read.hpp (at most
+// kMaxExperimentBytes; missing, a directory, too large, binary: SpecError) and calls parse_experiment.
 ExperimentSpec load_experiment(const std::string& path);
 
 // Loads every file, refusing an empty list and two experiments with the same name (their run

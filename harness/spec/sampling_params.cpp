@@ -97,12 +97,16 @@ Checked<std::vector<SamplerStage>> check_sampler_order(const std::vector<std::st
   return {std::move(stages), std::nullopt};
 }
 
+const char* temperature_allowed() {
+  return "0 (greedy) or a number from 1e-30 to 1e+30 (beyond them logits / T leaves float32's range)";
+}
+
 std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<ParamProblem> name_problems) {
   std::vector<ParamProblem> problems;
   const SamplingParams& s = p.sampling;
   // NaN fails every comparison, so each check is written as "not (allowed)".
-  if (!(s.temperature >= 0 && std::isfinite(s.temperature)))
-    problems.push_back({"temperature", number_text(s.temperature), "a finite number >= 0 (0 means greedy)"});
+  if (!(s.temperature == 0 || (s.temperature >= kMinTemperature && s.temperature <= kMaxTemperature)))
+    problems.push_back({"temperature", number_text(s.temperature), temperature_allowed()});
   if (!(s.top_p > 0 && s.top_p <= 1))
     problems.push_back({"top_p", number_text(s.top_p), "a number in (0, 1] (1 turns top-p off)"});
   if (s.top_k < 0)

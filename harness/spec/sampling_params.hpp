@@ -16,6 +16,17 @@ const std::vector<std::string>& sampler_stage_names();
 const std::vector<std::string>& top_p_rule_names();
 const std::vector<std::string>& rng_names();
 
+// A temperature is 0 (greedy) or in [kMinTemperature, kMaxTemperature] (docs/sampling.md,
+// "Float32 edges"). The logits are float32 and are divided by T in float32: below the minimum,
+// logits / T overflows to infinity for logits that real models produce (|logit| / 1e-30 passes
+// float32's largest 3.4e38 once |logit| > 3.4e8, and a T below 1.2e-38 is not even a normal
+// float32), the softmax turns to NaN and the draw fails. Above the maximum, T itself is near the
+// end of float32's range and every distribution is uniform to float precision long before.
+inline constexpr double kMinTemperature = 1e-30;
+inline constexpr double kMaxTemperature = 1e30;
+// "0 (greedy) or a number from 1e-30 to 1e+30 (...)": the one description of the rule.
+const char* temperature_allowed();
+
 struct ParamProblem {
   std::string field;    // the RunParams field: "temperature", "top_p", "sampler_order", ...
   std::string value;    // the offending value as the user wrote it / as printed

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/utf8.hpp"
 
@@ -18,9 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// GPT-2's vocab.json is 1.0 MB and merges.txt 0.5 MB; anything past this is not a tokenizer
-// file, and refusing it keeps a wrong path from reading gigabytes into memory.
-constexpr std::uintmax_t kMaxTokenizerFileBytes = 64u << 20;
 
 // The header GPT-2's merges file starts with (and that its loaders skip).
 constexpr std::string_view kMergesHeader = "#version:";
@@ -54,23 +52,15 @@ std::string read_whole_file(const std::string& path, const char* what) {
     throw TokenizerError(std::string(what) + " '" + path + "' does not exist; pass --model DIR with GPT-2's " +
                          "vocab.json + merges.txt (or encoder.json + vocab.bpe)");
   }
-  if (!fs::is_regular_file(status)) {
+  if (fs::is_directory(status)) {
     throw TokenizerError(std::string(what) + " '" + path + "' is not a regular file; pass the path of GPT-2's " +
                          "vocab.json + merges.txt (or encoder.json + vocab.bpe)");
   }
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > kMaxTokenizerFileBytes) {
-    throw TokenizerError(std::string(what) + " '" + path + "' is " + std::to_string(size) +
-                         " bytes, more than the " + std::to_string(kMaxTokenizerFileBytes) +
-                         " a tokenizer file may have (GPT-2's are about 1 MB); check the path");
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (!in.good() && !in.eof()) {
-    throw TokenizerError(std::string(what) + " '" + path + "' cannot be read; check its permissions");
-  }
-  return buffer.str();
+  BoundedRead read = read_bounded(path, kMaxTokenizerFileBytes);
+  if (!read.ok())
+    throw TokenizerError(std::string(what) + " '" + path + "': " + read.problem +
+                         " (GPT-2's tokenizer files are about 1 MB); check the path and its permissions");
+  return std::move(read.text);
 }
 
 std::string type_name(const nlohmann::json& j) {

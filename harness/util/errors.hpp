@@ -37,6 +37,19 @@ class EvidenceError : public Error {
   using Error::Error;
 };
 
+// Numbers that left float32's range inside the loop (a distribution holding NaN or infinity):
+// weights or sampling parameters the arithmetic cannot carry. Raised before the draw, naming the step.
+class NumericsError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A document about to be written holds a value its format cannot (NaN in JSON).
+class JsonWriteError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Command-line flags that parse but make no sense together.
 class UsageError : public Error {
  public:

@@ -1,14 +1,12 @@
 #include "util/json_text.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
+#include <cmath>
 #include <set>
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "util/errors.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {
@@ -159,11 +157,46 @@ ParsedJson<Json> parse_checked(std::string_view text, int max_depth) {
   return out;
 }
 
-std::string too_large(uint64_t max_bytes) {
-  return "more than the " + std::to_string(max_bytes) + " bytes allowed; is this the right file?";
+}  // namespace
+
+namespace {
+
+// The first non-finite number in `j`, depth first, as "path: value"; empty when there is none.
+template <class Json>
+std::string first_non_number(const Json& j, const std::string& path) {
+  if (j.is_number_float()) {
+    const double v = j.template get<double>();
+    if (std::isfinite(v)) return {};
+    return (path.empty() ? std::string("(top level)") : path) + ": " + (std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity");
+  }
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      std::string found = first_non_number(it.value(), path.empty() ? it.key() : path + "." + it.key());
+      if (!found.empty()) return found;
+    }
+  }
+  if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      std::string found = first_non_number(j[i], path + "[" + std::to_string(i) + "]");
+      if (!found.empty()) return found;
+    }
+  }
+  return {};
+}
+
+template <class Json>
+std::string document_text(const Json& j, int indent) {
+  const std::string found = first_non_number(j, "");
+  if (!found.empty())
+    throw JsonWriteError("cannot write " + found + ": JSON has no NaN or infinity; the value came from inputs outside " +
+                         "their documented ranges (docs/validation.md)");
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace
+
+std::string json_document_text(const OrderedJson& j, int indent) { return document_text(j, indent); }
+std::string json_document_text(const nlohmann::json& j, int indent) { return document_text(j, indent); }
 
 JsonParseOutcome parse_json_text(std::string_view text, int max_depth) {
   return parse_checked<nlohmann::json>(text, max_depth);
@@ -171,55 +204,6 @@ JsonParseOutcome parse_json_text(std::string_view text, int max_depth) {
 
 ParsedJson<OrderedJson> parse_ordered_json_text(std::string_view text, int max_depth) {
   return parse_checked<OrderedJson>(text, max_depth);
-}
-
-bool read_text_file(const std::string& path, std::string& content, std::string& problem, uint64_t max_bytes) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    problem = "no such file";
-    return false;
-  }
-  if (std::filesystem::is_directory(status)) {
-    problem = "is a directory, not a file";
-    return false;
-  }
-  // The reported size only lets a plainly too large file be refused unread; the read below
-  // enforces the bound itself.
-  if (std::filesystem::is_regular_file(status)) {
-    const auto size = std::filesystem::file_size(path, ec);
-    if (!ec && size > max_bytes) {
-      problem = "file is " + std::to_string(size) + " bytes, " + too_large(max_bytes);
-      return false;
-    }
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    problem = std::string("cannot open: ") + std::strerror(errno);
-    return false;
-  }
-  // One byte more than allowed is enough to know the file is too large.
-  const uint64_t limit = max_bytes < UINT64_MAX ? max_bytes + 1 : max_bytes;
-  constexpr uint64_t kChunkBytes = 1 << 20;
-  std::string text;
-  while (text.size() < limit) {
-    const size_t have = text.size();
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunkBytes, limit - have));
-    text.resize(have + want);
-    in.read(&text[have], static_cast<std::streamsize>(want));
-    text.resize(have + static_cast<size_t>(in.gcount()));
-    if (static_cast<size_t>(in.gcount()) < want) break;  // end of file, or an error (below)
-  }
-  if (in.bad()) {
-    problem = std::string("read error: ") + std::strerror(errno);
-    return false;
-  }
-  if (text.size() > max_bytes) {
-    problem = "file holds " + too_large(max_bytes);
-    return false;
-  }
-  content = std::move(text);
-  return true;
 }
 
 }  // namespace genrepro

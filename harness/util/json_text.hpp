@@ -33,12 +33,13 @@ JsonParseOutcome parse_json_text(std::string_view text, int max_depth = kMaxJson
 // The same checks, keeping the keys in the file's order.
 ParsedJson<OrderedJson> parse_ordered_json_text(std::string_view text, int max_depth = kMaxJsonDepth);
 
-// Reads a whole regular file of at most max_bytes; returns false and fills `problem` ("no such
-// file", "cannot open: Permission denied", "file holds more than the N bytes allowed; ...") when
-// it cannot. The bound holds while reading, whatever size the file system reports (a file that
-// grows, a device, /proc): no more than max_bytes + 1 bytes are ever read.
-bool read_text_file(const std::string& path, std::string& content, std::string& problem,
-                    uint64_t max_bytes);
+// The one way genrepro writes a JSON document (evidence, goldens, the diff, plan and article-check
+// reports): `indent` spaces, invalid UTF-8 replaced, and never a non-number. nlohmann would write
+// NaN and infinity as null, silently; here they are refused: JsonWriteError names the JSON path
+// ("runs[0].steps[2].prob: NaN"). Writers that mean to keep such a value convert it first (the
+// evidence writes the strings "NaN", "Infinity", "-Infinity"; evidence.hpp real_to_json).
+std::string json_document_text(const OrderedJson& j, int indent = 2);
+std::string json_document_text(const nlohmann::json& j, int indent = 2);
 
 // "line L, column C" of a byte offset (1-based; columns count bytes).
 std::string line_column(std::string_view text, size_t offset);

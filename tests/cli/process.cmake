@@ -43,11 +43,10 @@ genrepro_cli_test(NAME cli.process.generate_exit0 EXIT 0 NEEDS_MODEL
   STDOUT "^\\[[0-9]+(,[0-9]+){4}\\]\n$"
   STDERR "^model: [^\n]* \\(from --model\\)\npath: KV cache [^\n]*numerics reference[^\n]*\nstop: max_new_tokens after 5 new tokens \\(greedy, kv cache\\)\n$"
   COMMAND ${_gen} --model ${GENREPRO_TINY_MODEL} --ids)
-# libtorch's own error (c10::Error, whose message carries a backtrace): NaN weights pass the load
-# checks and torch::multinomial refuses the NaN probabilities. Exit 3, and after the model note
-# exactly one line.
-genrepro_cli_test(NAME cli.process.libtorch_error_one_line EXIT 3
-  STDERR "^model: [^\n]*\npath: [^\n]*\ngenrepro: internal error \\(please report\\): probability tensor contains either .inf., .nan. or element < 0\n$"
+# NaN weights pass the load checks; their distribution is stopped before torch::multinomial sees
+# it (engine/token_picker.hpp): bad input, exit 2, and after the model note exactly one line.
+genrepro_cli_test(NAME cli.process.nan_weights_stop_before_the_draw EXIT 2
+  STDERR "^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the distribution to draw from holds NaN or infinity; [^\n]*\n$"
   FIXTURES broken_models NEEDS_MODEL
   COMMAND ${_gen} --model ${GENREPRO_BROKEN_MODELS}/weights_nan --seed 1)
 

@@ -25,7 +25,7 @@ std::string seed_rejected(const std::string& seed) {
 
 const std::vector<CliCase> kBadFlags = {
     {"temperature_negative", gen({"--temperature", "-1"}), 2, "",
-     R"re(--temperature = -1 is not allowed. allowed: a finite number >= 0 \(0 means greedy\))re", Stderr::one_line},
+     R"re(--temperature = -1 is not allowed. allowed: 0 \(greedy\) or a number from 1e-30 to 1e\+30)re", Stderr::one_line},
     {"temperature_nan", gen({"--temperature", "nan"}), 2, "", R"re(--temperature = nan is not allowed)re", Stderr::one_line},
     {"temperature_not_a_number", gen({"--temperature", "warm"}), 2, "", R"re(convert: [-][-]temperature = warm)re",
      Stderr::one_line},

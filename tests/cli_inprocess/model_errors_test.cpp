@@ -141,12 +141,12 @@ TEST_P(ModelInRun, OneLineExit2OutUntouched) {
 }
 INSTANTIATE_TEST_SUITE_P(BrokenModel, ModelInRun, ::testing::ValuesIn(kViaRun), CaseName{});
 
-// NaN weights pass every load check; sampling then makes torch::multinomial throw c10::Error.
-// The CLI reports it as an internal error, exit 3, on one line after the model note: libtorch's
-// backtrace is cut.
-TEST(InternalError, LibtorchErrorIsOneLineExit3) {
-  expect_case({"weights_nan", generate_with({"--model", broken_model("weights_nan"), "--seed", "1"}), 3, "",
-               R"re(^model: [^\n]*\npath: [^\n]*\ngenrepro: internal error \(please report\): probability tensor contains either `inf`, `nan` or element < 0\n$)re"});
+// NaN weights pass every load check; the distribution they give is stopped before the draw
+// (engine/token_picker.hpp check_distribution), so torch::multinomial never sees it: bad input,
+// exit 2, one line after the model note naming the step (issue 15: no input ends in exit 3).
+TEST(InternalError, NanWeightsStopBeforeTheDrawExit2) {
+  expect_case({"weights_nan", generate_with({"--model", broken_model("weights_nan"), "--seed", "1"}), 2, "",
+               R"re(^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the distribution to draw from holds NaN or infinity; [^\n]*\n$)re"});
 }
 
 // The control for the test above: libtorch's own message is several lines (the backtrace), so the

@@ -162,7 +162,7 @@ def main():
                              "ATEN_CPU_CAPABILITY": None, "MKL_NUM_THREADS": None},
         },
         "model": {
-            "source": "fixture", "path": "/hand-made/gpt2", "config": {"n_positions": 1024, "eos_token_id": EOS},
+            "source": "fixture", "path": "/hand-made/gpt2", "config": {"n_positions": 1024, "eos_token_id": EOS, "vocab_size": 50257},
             "eos_token_id": EOS, "n_positions": 1024,
             "files": {"model.safetensors": {"sha256": "11" * 32, "bytes": 548105171},
                       "config.json": {"sha256": "22" * 32, "bytes": 665},

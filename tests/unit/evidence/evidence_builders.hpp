@@ -52,6 +52,10 @@ inline RunRecord make_run(const std::string& id, DecodeMode mode, const std::vec
   r.experiment = experiment;
   r.prompt = "the river bank was";
   r.params = make_params(mode);
+  // The reader wants every step's list exactly this long (docs/validation.md).
+  if (!steps.empty()) r.params.top_candidates = static_cast<int64_t>(steps.front().top.size());
+  // Stopped by the cap: as many steps as the cap allows (a test that means EOS says so).
+  if (!steps.empty()) r.params.max_new_tokens = static_cast<int64_t>(steps.size());
   r.result.prompt_ids = {1169, 7850, 3331, 373};
   for (const StepRecord& s : steps) {
     r.result.output_ids.push_back(*s.token_id);
@@ -82,7 +86,7 @@ inline Evidence make_evidence(const std::vector<RunRecord>& runs) {
   e.environment.numerics_env = {{"OMP_NUM_THREADS", std::nullopt}};
   e.model.source = "fixture";
   e.model.path = "/tmp/a";
-  e.model.config = nlohmann::json::object();
+  e.model.config = {{"vocab_size", 50257}};
   e.model.eos_token_id = 50256;
   e.model.n_positions = 1024;
   e.model.files["model.safetensors"] = {std::string(64, 'a'), 123};

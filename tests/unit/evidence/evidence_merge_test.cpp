@@ -15,7 +15,8 @@ namespace genrepro {
 namespace {
 
 constexpr const char* kSpec =
-    R"({"name": "m", "prompts": ["a", "b"], "runs": [{"mode": "greedy"}, {"mode": "sample", "seed": [1, 2, 3]}]})";
+    R"({"name": "m", "prompts": ["a", "b"], "max_new_tokens": 1, "record": {"top_candidates": 0},
+        "runs": [{"mode": "greedy"}, {"mode": "sample", "seed": [1, 2, 3]}]})";
 
 // An "unsharded run" without a model: every expanded run with a made-up output of one token.
 Evidence unsharded() {
@@ -26,7 +27,9 @@ Evidence unsharded() {
   // As the writer orders them (numerics_env_names()), which is not alphabetical.
   e.environment.numerics_env = {{"OMP_NUM_THREADS", std::nullopt}, {"OMP_DYNAMIC", std::nullopt}, {"ATEN_CPU_CAPABILITY", "AVX2"}};
   e.model.source = "fixture";
-  e.model.config = nlohmann::json::object();
+  e.model.config = {{"vocab_size", 50257}};
+  e.model.n_positions = 1024;
+  e.environment.threads = {1, 1, 1, 1};
   e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
   for (size_t i = 0; i < spec.runs.size(); ++i) {
     RunRecord r;
@@ -40,6 +43,7 @@ Evidence unsharded() {
     r.result.output_ids = {static_cast<int64_t>(i)};
     StepRecord step;
     step.token_id = static_cast<int64_t>(i);
+    step.kept = 1;
     r.result.steps = {step};
     r.result.stop_step = 1;
     r.result.seconds = 0.5;

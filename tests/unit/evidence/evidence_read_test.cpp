@@ -28,6 +28,7 @@ constexpr const char* kRegenerate = "; regenerate it with 'genrepro run' (format
 Evidence valid_evidence() {
   RunRecord first = make_run("first", DecodeMode::sample, {});
   first.params.max_new_tokens = 0;
+  first.params.top_candidates = 2;
   first.result.steps = {test::make_step(0, 0, {{10, 0.6}, {11, 0.3}})};
   first.result.steps[0].token_id = std::nullopt;
   first.result.steps[0].token_text = "";
@@ -127,13 +128,20 @@ TEST_F(EvidenceRead, AMistypedOrMissingFieldIsNamedByItsJsonPath) {
 }
 
 TEST_F(EvidenceRead, RealsFollowTheWritersRule) {
-  // The writer's spellings of non-finite values read back; anything else is refused.
+  // The writer's spellings of non-finite values parse (anything else is refused as a type), and
+  // then the meaning stage refuses them where a value must be finite: every step value
+  // (docs/validation.md), so a NaN never reaches a diff or a report.
   Evidence e = valid_evidence();
-  e.runs[0].result.steps[0].entropy = std::numeric_limits<double>::infinity();
   e.runs[0].result.steps[0].margin = std::nan("");
-  const Evidence back = read_evidence(write("inf.json", evidence_text(e)));
-  EXPECT_EQ(back.runs[0].result.steps[0].entropy, std::numeric_limits<double>::infinity());
-  EXPECT_TRUE(std::isnan(back.runs[0].result.steps[0].margin));
+  const std::string path = write("inf.json", evidence_text(e));
+  EXPECT_EQ(error_of([&] { read_evidence(path); }),
+            path + ": runs[0].steps[0].margin: found \"NaN\"; allowed: a number from 0 to 1 (a difference of two "
+                   "probabilities, best first)" + kRegenerate);
+  e.runs[0].result.steps[0].margin = 0.3;
+  e.runs[0].result.steps[0].entropy = std::numeric_limits<double>::infinity();
+  const std::string inf = write("inf.json", evidence_text(e));
+  EXPECT_NE(error_of([&] { read_evidence(inf); }).find("runs[0].steps[0].entropy: found \"Infinity\"; allowed: a number from 0 to log(vocab_size)"),
+            std::string::npos);
   EXPECT_EQ(error_after([](OrderedJson& d) { d["runs"][0]["steps"][0]["entropy"] = "inf"; }),
             std::string("e.json: runs[0].steps[0].entropy: expected a number (or \"NaN\", \"Infinity\", \"-Infinity\"), found string "
                         "\"inf\"") + kRegenerate);

@@ -41,7 +41,7 @@ Evidence sample_evidence(const std::vector<double>& reals) {
   e.environment.float_control = FloatControl{false, false, "nearest"};
   e.model.source = "fixture";
   e.model.path = "/m";
-  e.model.config = {{"n_positions", 64}};
+  e.model.config = {{"n_positions", 64}, {"vocab_size", 50257}};
   e.model.eos_token_id = 50256;
   e.model.n_positions = 64;
   e.model.files["model.safetensors"] = {std::string(64, 'a'), 123};
@@ -52,9 +52,11 @@ Evidence sample_evidence(const std::vector<double>& reals) {
   r.prompt = "the river bank was";
   r.params.sampling.mode = DecodeMode::sample;
   r.params.sampling.seed = std::numeric_limits<uint64_t>::max();
+  r.params.max_new_tokens = 1;
+  r.params.top_candidates = static_cast<int64_t>(reals.size());
   r.result.prompt_ids = {1169, 7850, 3331, 373};
   r.result.output_ids = {257};
-  r.result.stop_reason = StopReason::eos;
+  r.result.stop_reason = StopReason::max_new_tokens;
   r.result.stop_step = 1;
   r.result.seconds = 0.25;
   r.text = "the river bank was a";
@@ -63,6 +65,7 @@ Evidence sample_evidence(const std::vector<double>& reals) {
   s.token_id = 257;
   s.token_text = " a";
   s.prob = reals.front();
+  s.kept = 1;
   for (size_t i = 0; i < reals.size(); ++i) s.top.push_back({static_cast<int64_t>(i), " a", reals[i], reals[reals.size() - 1 - i]});
   r.result.steps.push_back(s);
   e.runs.push_back(r);
@@ -71,10 +74,12 @@ Evidence sample_evidence(const std::vector<double>& reals) {
   first.id = "x/p0/first-prediction";
   first.index = 1;
   first.params.max_new_tokens = 0;
+  first.params.top_candidates = 0;
   first.result.output_ids = {};
   first.result.stop_reason = StopReason::max_new_tokens;
   first.result.stop_step = 0;
   first.result.steps = {StepRecord{}};  // token_id null
+  first.result.steps[0].kept = 1;
   first.text = r.prompt;
   first.continuation = "";
   e.runs.push_back(first);
@@ -101,22 +106,35 @@ TEST(Evidence, DoublesRoundTripBitExactly) {
     std::memcpy(&d, &b, sizeof d);
     if (std::isfinite(d)) reals.push_back(d);
   }
-  const Evidence original = sample_evidence(reals);
-  const std::string text = evidence_text(original);
-  const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
-  ASSERT_TRUE(parsed.ok()) << parsed.problem;
-  const Evidence back = evidence_from_json(parsed.value, "mem");
-  ASSERT_EQ(back.runs.size(), 2u);
-  const std::vector<Candidate>& top = back.runs[0].result.steps.at(0).top;
-  ASSERT_EQ(top.size(), reals.size());
+  // Every double, finite or not, through the writer's text and the one rule for reals
+  // (real_from_json, what the reader's structure stage applies).
+  const ParsedJson<OrderedJson> any = parse_ordered_json_text(evidence_text(sample_evidence(reals)));
+  ASSERT_TRUE(any.ok()) << any.problem;
+  const OrderedJson& top_json = any.value["runs"][0]["steps"][0]["top"];
+  ASSERT_EQ(top_json.size(), reals.size());
   for (size_t i = 0; i < reals.size(); ++i) {
-    const double got = top[i].prob;
+    const double got = real_from_json(top_json[i]["prob"]).value();
     if (std::isnan(reals[i])) {
       EXPECT_TRUE(std::isnan(got)) << "candidate " << i;
     } else {
       ASSERT_TRUE(same_bits(got, reals[i])) << "candidate " << i << ": wrote " << reals[i] << ", read " << got;
     }
   }
+  // The whole reader on the ones that are probabilities (its meaning stage refuses the others,
+  // docs/validation.md): every bit kept, and text -> Evidence -> text a fixed point.
+  std::vector<double> probabilities;
+  for (double d : reals)
+    if (d >= 0 && d <= 1) probabilities.push_back(d);
+  ASSERT_GT(probabilities.size(), 1000u);
+  const std::string text = evidence_text(sample_evidence(probabilities));
+  const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.problem;
+  const Evidence back = evidence_from_json(parsed.value, "mem");
+  ASSERT_EQ(back.runs.size(), 2u);
+  const std::vector<Candidate>& top = back.runs[0].result.steps.at(0).top;
+  ASSERT_EQ(top.size(), probabilities.size());
+  for (size_t i = 0; i < probabilities.size(); ++i)
+    ASSERT_TRUE(same_bits(top[i].prob, probabilities[i])) << "candidate " << i;
   EXPECT_FALSE(back.runs[1].result.steps.at(0).token_id.has_value());
   EXPECT_EQ(back.runs[0].params.sampling.seed, std::numeric_limits<uint64_t>::max());
   EXPECT_EQ(evidence_text(back), text) << "text -> Evidence -> text must be a fixed point";

@@ -132,7 +132,7 @@ TEST(ModelConfig, FileProblems) {
   test::write_bytes(dir / "empty.json", "");
   EXPECT_THROW_MSG(read_gpt2_config(dir / "empty.json"), ModelFileError, "not valid JSON");
   test::write_bytes(dir / "big.json", std::string((1 << 20) + 1, ' '));
-  EXPECT_THROW_MSG(read_gpt2_config(dir / "big.json"), ModelFileError, "too large for a config.json");
+  EXPECT_THROW_MSG(read_gpt2_config(dir / "big.json"), ModelFileError, "cannot read config.json: holds more than the 1048576 bytes allowed");
 }
 
 }  // namespace

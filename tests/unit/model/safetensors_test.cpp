@@ -282,7 +282,7 @@ TEST(SafetensorsCorrupt, EmptyFile) {
 TEST(SafetensorsCorrupt, DirectoryOrMissingFile) {
   ScratchDir dir;
   EXPECT_THROW_MSG(SafetensorsFile::open(dir.path().string()), ModelFileError,
-                   dir.path().string() + ": not a regular file (a directory?)");
+                   dir.path().string() + ": not a regular file (a directory, pipe, FIFO or device)");
   EXPECT_THROW_MSG(SafetensorsFile::open(dir / "absent.safetensors"), ModelFileError,
                    dir / "absent.safetensors" + ": cannot open (No such file or directory)");
 }

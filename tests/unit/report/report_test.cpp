@@ -66,7 +66,9 @@ StepRecord later_step(int64_t step, int64_t id, const std::string& text, int64_t
   s.prob = s.prob_t1 = prob;
   s.kept = kept;
   s.top = {{id, text, prob, prob}};
-  s.rest_mass = 1 - prob;
+  // Four small runners-up, so the list is as long as the run's top_candidates (5).
+  for (int64_t k = 1; k <= 4; ++k) s.top.push_back({49000 + k, " filler", 0.01, 0.01});
+  s.rest_mass = 1 - prob - 0.04;
   return s;
 }
 
@@ -98,9 +100,12 @@ RunRecord run(const std::string& id, const std::string& experiment, const RunPar
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string piece = ids[i] == kEos ? "<|endoftext|>" : " w" + std::to_string(ids[i]);
     r.continuation += piece;
-    const FirstPrediction f = first_prediction(p.sampling.mode == DecodeMode::greedy ? 1.0 : p.sampling.temperature);
-    r.result.steps.push_back(i == 0 ? first_step(f.top, f.rest, kept, ids[0], piece)
-                                    : later_step(static_cast<int64_t>(i), ids[i], piece, kept / 2 + static_cast<int64_t>(i), 0.3));
+    const bool greedy = p.sampling.mode == DecodeMode::greedy;
+    const FirstPrediction f = first_prediction(greedy ? 1.0 : p.sampling.temperature);
+    // Greedy keeps one token (docs/validation.md); a sampled run keeps `kept` at its first step.
+    const int64_t kept_here = greedy ? 1 : i == 0 ? kept : kept / 2 + static_cast<int64_t>(i);
+    r.result.steps.push_back(i == 0 ? first_step(f.top, f.rest, kept_here, ids[0], piece)
+                                    : later_step(static_cast<int64_t>(i), ids[i], piece, kept_here, 0.3));
   }
   r.continuation += text_suffix;
   r.text = r.prompt + r.continuation;
@@ -121,9 +126,10 @@ Evidence evidence(std::vector<RunRecord> runs) {
   e.created_utc = "2026-11-30T12:00:00Z";
   e.environment.libtorch_version = "1.13.0";
   e.environment.cpu_capability = "AVX2";
+  e.environment.threads = {1, 1, 1, 1};
   e.model.source = "fixture";
   e.model.path = "/m";
-  e.model.config = nlohmann::json::object();
+  e.model.config = {{"vocab_size", 50257}};
   e.model.eos_token_id = kEos;
   e.model.n_positions = 1024;
   e.model.files["model.safetensors"] = {"deadbeef", 548105171};

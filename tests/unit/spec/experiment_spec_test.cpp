@@ -196,7 +196,7 @@ TEST(ExperimentSpecErrors, DuplicateKeysAreRefused) {
 
 TEST(ExperimentSpecErrors, WrongTypes) {
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temperature": "hot", "seed": 1})")),
-            "experiments/x.json: runs[0].temperature = \"hot\" is not allowed; allowed: a finite number >= 0 (0 means greedy)");
+            "experiments/x.json: runs[0].temperature = \"hot\" is not allowed; allowed: 0 (greedy) or a number from 1e-30 to 1e+30 (beyond them logits / T leaves float32's range)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": 1.5})")),
             "experiments/x.json: runs[0].seed = 1.5 is not allowed; allowed: a non-negative integer below 2^64 (decimal digits only)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy", "use_cache": "yes"})")),
@@ -212,7 +212,7 @@ TEST(ExperimentSpecErrors, WrongTypes) {
 
 TEST(ExperimentSpecErrors, OutOfRangeValuesUseTheSharedWords) {
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temperature": [1.0, -0.5], "seed": 1})")),
-            "experiments/x.json: runs[0].temperature[1] = -0.5 is not allowed; allowed: a finite number >= 0 (0 means greedy)");
+            "experiments/x.json: runs[0].temperature[1] = -0.5 is not allowed; allowed: 0 (greedy) or a number from 1e-30 to 1e+30 (beyond them logits / T leaves float32's range)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "top_p": 1.5, "seed": 1})")),
             "experiments/x.json: runs[0].top_p = 1.5 is not allowed; allowed: a number in (0, 1] (1 turns top-p off)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "seed": -1})")),
@@ -260,7 +260,7 @@ TEST(ExperimentSpecErrors, MissingAndEmpty) {
   EXPECT_EQ(error_of(R"({"name": "x", "prompts": [""], "runs": [{"mode": "greedy"}]})"),
             "experiments/x.json: prompts[0] = \"\" is not allowed; allowed: a non-empty string");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temperature": [], "seed": 1})")),
-            "experiments/x.json: runs[0].temperature: empty list; give at least one value (a finite number >= 0 (0 means greedy))");
+            "experiments/x.json: runs[0].temperature: empty list; give at least one value (0 (greedy) or a number from 1e-30 to 1e+30 (beyond them logits / T leaves float32's range))");
   EXPECT_EQ(error_of(with_run(R"({"temperature": 1})")),
             "experiments/x.json: runs[0].mode: missing; give \"greedy\" or \"sample\"");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample"})")),

@@ -43,7 +43,7 @@ TEST(CheckRunParams, NamesEachBadField) {
   EXPECT_EQ(fields(problems), (std::vector<std::string>{"temperature", "top_p", "top_k", "sampler_order",
                                                         "max_new_tokens", "top_candidates"}));
   EXPECT_EQ(problems[0].value, "-0.5");
-  EXPECT_EQ(problems[0].allowed, "a finite number >= 0 (0 means greedy)");
+  EXPECT_EQ(problems[0].allowed, "0 (greedy) or a number from 1e-30 to 1e+30 (beyond them logits / T leaves float32's range)");
   EXPECT_EQ(problems[1].allowed, "a number in (0, 1] (1 turns top-p off)");
   EXPECT_EQ(problems[3].value, "temperature (repeated)");
   EXPECT_EQ(problems[3].allowed, "a comma-separated list of distinct stages from {temperature, top_k, top_p}");

@@ -1,10 +1,9 @@
-// Untrusted JSON text: the bounded file read (whatever size the file system reports), the
-// pre-scan (UTF-8 by the same rule as util/utf8.hpp, nesting depth), duplicate keys, and the
-// order-keeping parse evidence is read with.
+// Untrusted JSON text: the pre-scan (UTF-8 by the same rule as util/utf8.hpp, nesting depth), duplicate keys, and the
+// order-keeping parse evidence is read with; and the one JSON writer, which refuses non-numbers.
+// (The bounded file read is util/bounded_read.hpp's: bounded_read_test.cpp.)
 #include "util/json_text.hpp"
 
-#include <unistd.h>
-
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -12,49 +11,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "util/errors.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-class TextFile : public ::testing::Test {
- protected:
-  void SetUp() override {
-    path_ = fs::path(::testing::TempDir()) / ("genrepro_json_text_" + std::to_string(::getpid()) + ".json");
-  }
-  void TearDown() override { fs::remove(path_); }
-  fs::path path_;
-};
-
-TEST_F(TextFile, ReadsAFileUpToTheLimitAndNotAByteMore) {
-  std::ofstream(path_, std::ios::binary) << std::string(100, 'x');
-  std::string content, problem;
-  ASSERT_TRUE(read_text_file(path_.string(), content, problem, 100)) << problem;
-  EXPECT_EQ(content, std::string(100, 'x'));
-  content = "untouched";
-  EXPECT_FALSE(read_text_file(path_.string(), content, problem, 99));
-  EXPECT_EQ(problem, "file is 100 bytes, more than the 99 bytes allowed; is this the right file?");
-  EXPECT_EQ(content, "untouched");
-}
-
-// /dev/zero reports no size and never ends: only a bound kept while reading stops it.
-TEST_F(TextFile, AFileWithoutAReportedSizeIsBoundedWhileReading) {
-  std::string content, problem;
-  EXPECT_FALSE(read_text_file("/dev/zero", content, problem, 3 << 20));
-  EXPECT_EQ(problem, "file holds more than the 3145728 bytes allowed; is this the right file?");
-  EXPECT_TRUE(content.empty());
-}
-
-TEST_F(TextFile, MissingFilesAndDirectoriesAreNamed) {
-  std::string content, problem;
-  EXPECT_FALSE(read_text_file((path_.string() + ".nope"), content, problem, 10));
-  EXPECT_EQ(problem, "no such file");
-  EXPECT_FALSE(read_text_file(fs::path(path_).parent_path().string(), content, problem, 10));
-  EXPECT_EQ(problem, "is a directory, not a file");
-}
 
 // The pre-scan refuses exactly what util/utf8.hpp calls ill-formed (one rule, one place).
 TEST(JsonText, InvalidUtf8IsRefusedByTheUtf8Rule) {
@@ -84,6 +47,21 @@ TEST(JsonText, TheOrderedParseKeepsTheFilesKeyOrderWithTheSameChecks) {
   EXPECT_EQ(parse_json_text("{\"z\": 1, \"a\": 2}").value.dump(), "{\"a\":2,\"z\":1}");
   EXPECT_EQ(parse_ordered_json_text("{\"k\": 1, \"k\": 2}").problem, "k: key given twice; an object may name each key once");
   EXPECT_FALSE(parse_ordered_json_text("[\"\xFF\"]").ok());
+}
+
+// nlohmann writes NaN and infinity as null, silently; the one writer refuses them, naming where.
+TEST(JsonDocumentText, RefusesNonNumbersNamingTheirPath) {
+  OrderedJson doc = {{"runs", OrderedJson::array({OrderedJson{{"prob", 0.5}}, OrderedJson{{"prob", std::nan("")}}})}};
+  try {
+    json_document_text(doc);
+    FAIL() << "NaN was written";
+  } catch (const JsonWriteError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot write runs[1].prob: NaN: JSON has no NaN or infinity"));
+  }
+  nlohmann::json plain = {{"x", -HUGE_VAL}};
+  EXPECT_THROW(json_document_text(plain), JsonWriteError);
+  plain["x"] = 1.5;
+  EXPECT_EQ(json_document_text(plain, -1), "{\"x\":1.5}");
 }
 
 }  // namespace

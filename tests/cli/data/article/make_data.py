@@ -18,11 +18,11 @@ def as_gpt2_wrote_it(text):
     return text.replace("\u2019", "'").replace("\n", "\n\n")
 
 
-def params(p):
+def params(p, top_candidates=0):
     out = {"mode": p["mode"], "temperature": p.get("temperature", 1.0), "top_k": 0, "top_p": p.get("top_p", 1.0),
            "seed": p.get("seed", 0), "sampler_order": ["temperature", "top_k", "top_p"], "top_p_rule": "article",
            "rng": "torch", "max_new_tokens": p["max_new_tokens"], "stop_at_eos": True, "use_cache": False,
-           "top_candidates": 5}
+           "top_candidates": top_candidates}
     return out
 
 
@@ -68,11 +68,11 @@ def evidence(facts, fixture):
         runs.append(run(len(runs), "article/" + g["name"], facts["prompt"], params(g["params"]), text, stop, steps))
     for n in facts["nucleus_sizes"]:
         kept = n["kept"] if not fixture else n["kept"] // 7
-        p = params({"mode": "sample", "temperature": n["temperature"], "top_p": n["top_p"], "seed": 42, "max_new_tokens": 0})
+        p = params({"mode": "sample", "temperature": n["temperature"], "top_p": n["top_p"], "seed": 42, "max_new_tokens": 0}, top_candidates=1)
         top = [{"id": EOS, "text": "<|endoftext|>", "prob": 0.01, "prob_scaled": 0.01}]
         runs.append(run(len(runs), f"article/nucleus-t{n['temperature']}", facts["prompt"], p, facts["prompt"],
                         {"reason": "max_new_tokens", "step": 0}, [step(0, None, "", kept, top)]))
-    model = {"source": "fixture" if fixture else "hf-dir", "path": "/models/gpt2", "config": {}, "eos_token_id": EOS,
+    model = {"source": "fixture" if fixture else "hf-dir", "path": "/models/gpt2", "config": {"vocab_size": 50257}, "eos_token_id": EOS,
              "n_positions": 1024, "files": {}}
     environment = {"libtorch_version": "1.13.1", "torch_config": "", "torch_parallel_info": "",
                    "blas": {"library": None, "resolved": None, "vendor": "none", "config": None, "core": None, "threads": None,

@@ -24,7 +24,7 @@ def step(k, chosen, top, kept=1):
 def run(run_id, experiment, mode, steps, seed=42):
     params = {"mode": mode, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": seed,
               "sampler_order": ["temperature", "top_k", "top_p"], "top_p_rule": "article", "rng": "torch",
-              "max_new_tokens": 3, "stop_at_eos": True, "use_cache": False, "top_candidates": 5}
+              "max_new_tokens": 3, "stop_at_eos": True, "use_cache": False, "top_candidates": 2}
     cont = "".join(s["token_text"] for s in steps)
     return {"id": run_id, "experiment": experiment, "index": 0, "prompt_index": 0, "prompt": "the river bank was",
             "params": params, "prompt_ids": [1169, 7850, 3331, 373], "output_ids": [s["token_id"] for s in steps],
@@ -44,7 +44,7 @@ def doc(runs, libtorch="1.13.0", created="2026-11-30T12:00:00Z"):
                             "cpu": {"model": "", "flags": "", "logical_cores": 1, "usable_cores": 1},
                             "compiler": "", "os": "", "kernel": "", "dtype": "float32", "device": "cpu",
                             "float_control": None, "numerics_env": {}},
-            "model": {"source": "fixture", "path": "/tmp/tiny", "config": {}, "eos_token_id": 50256, "n_positions": 128,
+            "model": {"source": "fixture", "path": "/tmp/tiny", "config": {"vocab_size": 50257}, "eos_token_id": 50256, "n_positions": 128,
                       "files": {}},
             "experiments": [{"name": "greedy", "path": "experiments/greedy.json", "sha256": "00", "spec": {}},
                             {"name": "sampling", "path": "experiments/sampling.json", "sha256": "00", "spec": {}}],

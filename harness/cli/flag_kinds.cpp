@@ -1,0 +1,42 @@
+#include "cli/flag_kinds.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "util/errors.hpp"
+
+namespace genrepro::cli {
+
+namespace {
+
+// A double as the user can recognise it: the shortest text that reads back to it.
+std::string shown(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof text, "%.*g", digits, v);
+    if (std::strtod(text, nullptr) == v) break;
+  }
+  return text;
+}
+
+}  // namespace
+
+int checked_threads(const std::string& flag, int threads) {
+  if (threads < 1 || threads > kMaxThreads)
+    throw UsageError(flag + " " + std::to_string(threads) + ": allowed: a whole number from 1 to " +
+                     std::to_string(kMaxThreads));
+  return threads;
+}
+
+double checked_tolerance(const std::string& flag, double tolerance) {
+  if (!(std::isfinite(tolerance) && tolerance >= 0))
+    throw UsageError(flag + " " + shown(tolerance) + ": must be a finite number >= 0");
+  return tolerance;
+}
+
+Shard checked_shard(const std::string& text) { return parse_shard(text); }
+
+}  // namespace genrepro::cli
