@@ -8,6 +8,7 @@
 #include "evidence/diff_ci_report.hpp"
 #include "evidence/diff_format.hpp"
 #include "util/atomic_file.hpp"
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -212,10 +213,10 @@ std::vector<std::string> old_record_lines(const std::string& path) {
   if (fs::file_size(path, ec) > kMaxRecordBytes)
     throw EvidenceError(path + ": the bless record is larger than " + std::to_string(kMaxRecordBytes) +
                         " bytes; it holds one line per golden file — restore it from git");
-  std::string text, problem;
-  if (!read_text_file(path, text, problem, kMaxRecordBytes)) throw EvidenceError(path + ": " + problem);
+  const BoundedRead record = read_bounded(path, kMaxRecordBytes);
+  if (!record.ok()) throw EvidenceError(path + ": " + record.problem);
   std::vector<std::string> lines;
-  std::istringstream in(text);
+  std::istringstream in(record.text);
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] != '#') lines.push_back(line);
   return lines;

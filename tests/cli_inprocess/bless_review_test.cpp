@@ -284,7 +284,7 @@ TEST_F(Bless, DirtyWorkTreeIsRefusedUnlessAllowed) {
 TEST_F(Bless, IntoAFileIsRefusedBeforeAnything) {
   const std::string file = scratch_.write("afile", "keep\n");
   expect_case({"into_file", {"bless", data("golden.json"), "--into", file, "--yes"}, 2, "",
-               R"re(--into .*afile: exists and is not a directory; give the golden directory)re", Stderr::one_line});
+               R"re(--into .*afile exists and is not a directory; give a directory path)re", Stderr::one_line});
   EXPECT_EQ(read_bytes(file), "keep\n");
 }
 

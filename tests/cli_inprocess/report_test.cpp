@@ -46,7 +46,7 @@ TEST(Report, OutIsAFile) {
   const std::string evidence = read_bytes(data("report-evidence.json"));
   const std::string out = scratch.write("report-evidence.json", evidence);
   expect_case({"out_is_a_file", {"report", data("report-evidence.json"), "--out", out}, 2, "",
-               R"re(report-evidence\.json/report\.md)re", Stderr::one_line});
+               R"re(--out .*report-evidence\.json exists and is not a directory; give a directory path)re", Stderr::one_line});
   EXPECT_EQ(read_bytes(out), evidence);
 }
 
