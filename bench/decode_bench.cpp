@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
     else rest.push_back(argv[i]);
   }
   genrepro::prepare_runtime_for_runs();  // one intra-op thread; BLAS threads set per benchmark
+  const genrepro::BlasInfo blas = genrepro::probe_blas();
+  benchmark::AddCustomContext("blas", blas.resolved.value_or(blas.library.value_or("none")) + " (" + blas.vendor +
+                                          ", core " + blas.core.value_or("?") + ")");
   std::vector<std::unique_ptr<Loaded>> models;
   for (FixturePreset preset : {FixturePreset::tiny, FixturePreset::gpt2_124m_shape}) {
     if (tiny_only && preset != FixturePreset::tiny) continue;
@@ -130,7 +133,6 @@ int main(int argc, char** argv) {
       benchmark::AddCustomContext("probe/" + p + "/rows_keeping_bits_on_" + std::to_string(r.blas_threads) + "_blas_threads",
                                   std::to_string(r.max_rows));
     benchmark::AddCustomContext("probe/" + p + "/tile", std::to_string(loaded->probe.tile));
-    benchmark::AddCustomContext("blas", genrepro::probe_blas().library.value_or("unknown"));
     const Loaded* l = loaded.get();
     // reference: 2 BLAS threads when the probe proved they keep a lone row's bits
     const int ref_threads = l->probe.at(2).max_rows >= 1 ? 2 : 1;

@@ -38,12 +38,12 @@ void check_batch(const NumericsRequest& request, int64_t proven, int blas_thread
 
 }  // namespace
 
-NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads) {
+NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads, int64_t cached_runs) {
   NumericsProbeLimits limits;
   limits.max_blas_threads = std::max(threads, 1);
   if (request.mode == NumericsMode::reference) {
-    limits.max_rows = std::max<int64_t>(request.batch.value_or(kProbeRows), 1);
-    limits.max_rows = std::min<int64_t>(limits.max_rows, kProbeRows);
+    const int64_t useful = std::min<int64_t>(request.batch.value_or(kProbeRows), std::max<int64_t>(cached_runs, 1));
+    limits.max_rows = std::clamp<int64_t>(useful, 1, kProbeRows);
     limits.max_tile = 1;
   } else {
     limits.max_rows = 1;

@@ -17,8 +17,9 @@ struct NumericsSetup {
   int workers = 1;      // batches decoding at once
 };
 
-// What the probe must measure for this request on `threads` cores.
-NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads);
+// What the probe must measure for this request on `threads` cores, for `cached_runs` runs that
+// can share a batch (no batch is ever larger, so no larger one is probed).
+NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads, int64_t cached_runs);
 
 // Throws UsageError for a --batch the probe did not prove (reference, without
 // allow_inexact_batch). `cached_runs` caps the batch (no row is ever empty).

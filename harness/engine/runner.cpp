@@ -145,7 +145,7 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
 
   prepare_runtime_for_runs();
   // Measured before anything runs: a --batch it does not prove is refused now, not after a pass.
-  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads));
+  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads, cached_run_count(plan)));
   choose_numerics(o.numerics, probe, o.threads, cached_run_count(plan));
   Evidence header;
   header.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};

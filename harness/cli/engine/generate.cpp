@@ -1,4 +1,5 @@
 // genrepro generate, the part that runs the model (the flags are checked in cli/generate.cpp).
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -106,6 +107,12 @@ GenerationResult generate_one(const Gpt2Model& model, const Gpt2Tokenizer& token
   return result;
 }
 
+std::string format_rate(double tokens_per_second) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", tokens_per_second);
+  return text;
+}
+
 std::string path_line(const GenerateRequest& o, const NumericsSetup& numerics) {
   std::string line = o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
                                         : "path: recompute, the article's use_cache=False loop (--no-cache)";
@@ -133,7 +140,7 @@ int generate_text(const GenerateRequest& o, Console& io) {
   // only line on stderr.
   io.err << files.source_note << "\n";
   prepare_runtime_for_runs();
-  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads));
+  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads, 1));
   const NumericsSetup numerics = choose_numerics(o.numerics, probe, o.threads, 1);
   io.err << path_line(o, numerics) << "\n";
 
@@ -155,6 +162,9 @@ int generate_text(const GenerateRequest& o, Console& io) {
   }
   io.err << "stop: " << to_string(result.stop_reason) << " after " << result.stop_step << " new tokens ("
          << to_string(params.sampling.mode) << ", " << (params.use_cache ? "kv cache" : "recompute") << ")\n";
+  if (result.seconds && *result.seconds > 0 && !result.output_ids.empty())
+    io.err << "speed: " << format_rate(static_cast<double>(result.output_ids.size()) / *result.seconds)
+           << " new tokens/s in the loop (loading the model and the probe aside)\n";
   return kExitOk;
 }
 
