@@ -115,12 +115,11 @@ std::string run_difference_line(const RunDiff& r) {
   std::string line = to_string(r.verdict);
   if (r.divergence) {
     const Divergence& d = *r.divergence;
-    line += " at new token " + std::to_string(d.step + 1) + " (steps[" + std::to_string(d.step) + "]): " +
+    line += " at " + new_token_label(d.step) + ": " +
             describe_token("golden", d.golden, "p", d.golden.prob_in_golden) + ", " +
             describe_token("new", d.current, "p", d.current.prob_in_new);
   } else if (r.first_difference_step) {
-    line += " at new token " + std::to_string(*r.first_difference_step + 1) + " (steps[" +
-            std::to_string(*r.first_difference_step) + "])";
+    line += " at " + new_token_label(*r.first_difference_step);
   }
   if (!r.reason.empty()) line += "; " + r.reason;
   return line;

@@ -47,9 +47,9 @@ void write_divergence(std::ostream& o, const Divergence& d) {
 void write_run(std::ostream& o, const RunDiff& r) {
   o << "run " << r.id << ": " << to_string(r.verdict);
   if (r.divergence)
-    o << " at step " << r.divergence->step;
+    o << " at " << new_token_label(r.divergence->step);
   else if (r.first_difference_step)
-    o << " at step " << *r.first_difference_step;
+    o << " at " << new_token_label(*r.first_difference_step);
   o << "\n  why: " << r.reason << "\n";
   if (r.divergence) write_divergence(o, *r.divergence);
   for (const ValueDifference& p : r.params) o << "  param " << p.path << ": " << show_value(p.golden) << " -> " << show_value(p.current) << "\n";
@@ -112,6 +112,10 @@ OrderedJson run_json(const RunDiff& r) {
 }
 
 }  // namespace
+
+std::string new_token_label(int64_t step_index) {
+  return "new token " + std::to_string(step_index + 1) + " (steps[" + std::to_string(step_index) + "])";
+}
 
 std::string show_delta(double d) {
   char buf[32];

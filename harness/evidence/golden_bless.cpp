@@ -421,7 +421,7 @@ std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, 
     if (k >= size) return "\"" + lead + "\" (stopped here)";
     return "\"" + lead + mark(span(r, k, to), ansi, open, close) + (size > to ? "..." : "") + "\"";
   };
-  return "  first different token: new token " + std::to_string(k + 1) + " (steps[" + std::to_string(k) + "])\n" +
+  return "  first different token: " + new_token_label(static_cast<int64_t>(k)) + "\n" +
          "  golden: " + side(*g, kRed, "[-", "-]") + "\n" + "  new:    " + side(*n, kGreen, "{+", "+}") + "\n";
 }
 

@@ -307,7 +307,7 @@ class RunComparer {
   void classify(const RunFindings& r) {
     const bool any_output_difference = r.first || r.stop_differs || r.outputs_differ || r.prompt_ids_differ;
     if (!any_output_difference && differing_params_.empty()) return;  // agree
-    const std::string step = r.first ? " at step " + std::to_string(*r.first) : std::string();
+    const std::string step = r.first ? " at " + new_token_label(static_cast<int64_t>(*r.first)) : std::string();
     const StepFindings& at = r.at_first;
     if (differing_params_.count("prompt")) return set(Verdict::params_change, "the prompt differs: these are runs of different inputs");
     if (!any_output_difference)

@@ -41,10 +41,6 @@ void add_row(ReportTable& t, std::vector<std::string> cells, std::vector<std::st
   t.marked.push_back(std::move(marked));
 }
 
-std::string new_token_label(int64_t step) {
-  return "new token " + std::to_string(step + 1) + " (steps[" + std::to_string(step) + "])";
-}
-
 std::string token_text(const TokenAtStep& t, std::optional<double> p) {
   if (!t.id) return "(none: the run had stopped)";
   return std::to_string(*t.id) + " " + quoted_token(t.text) + (p ? " p " + format_prob(*p) : std::string());

@@ -64,7 +64,7 @@ TEST(EvidenceDiff, OneTokenChangeIsReportedWithStepBothTokensAndMargin) {
   // Greedy cannot pick the runner-up of an unchanged distribution unless the picker changed.
   EXPECT_EQ(r.verdict, Verdict::sampler_change);
   const std::string text = format_diff_text(d);
-  EXPECT_THAT(text, HasSubstr("run a: sampler/RNG change at step 2"));
+  EXPECT_THAT(text, HasSubstr("run a: sampler/RNG change at new token 3 (steps[2])"));
   EXPECT_THAT(text, HasSubstr("golden token: 30 \" t30\"  p(golden) 0.7  p(new) 0.7"));
   EXPECT_THAT(text, HasSubstr("new token:    31 \" t31\"  p(golden) 0.2  p(new) 0.2"));
   EXPECT_THAT(text, HasSubstr("margin (best - second): golden 0.5, new 0.5"));
@@ -90,7 +90,7 @@ TEST(EvidenceDiff, FlipWithinToleranceIsANearTie) {
   EXPECT_DOUBLE_EQ(*r.divergence->golden.prob_in_new, 0.39999);
   EXPECT_DOUBLE_EQ(*r.divergence->current.prob_in_golden, 0.40000);
   EXPECT_DOUBLE_EQ(*r.divergence->current.prob_in_new, 0.40002);
-  EXPECT_THAT(format_diff_text(d), HasSubstr("run a: near-tie at step 1"));
+  EXPECT_THAT(format_diff_text(d), HasSubstr("run a: near-tie at new token 2 (steps[1])"));
 }
 
 TEST(EvidenceDiff, SameFlipBeyondATighterToleranceIsARegression) {
@@ -98,7 +98,7 @@ TEST(EvidenceDiff, SameFlipBeyondATighterToleranceIsARegression) {
   const auto [g, n] = near_tie_pair();
   const RunDiff& r = only_run(diff_docs(g, n, 1e-6));
   EXPECT_EQ(r.verdict, Verdict::regression) << r.reason;
-  EXPECT_THAT(r.reason, HasSubstr("model's distribution changed beyond tolerance at step 1"));
+  EXPECT_THAT(r.reason, HasSubstr("model's distribution changed beyond tolerance at new token 2 (steps[1])"));
 }
 
 TEST(EvidenceDiff, ChangedTopPIsAKeptSetChange) {
@@ -125,7 +125,7 @@ TEST(EvidenceDiff, KeptSizeMovingWithSameParamsIsAKeptSetChange) {
   n[1] = make_step(1, 21, {{20, 0.5}, {21, 0.2}}, 36);
   const RunDiff& r = only_run(diff_docs(make_evidence({make_run("a", kSample, g)}), make_evidence({make_run("a", kSample, n)})));
   EXPECT_EQ(r.verdict, Verdict::kept_set_change) << r.reason;
-  EXPECT_THAT(r.reason, HasSubstr("kept set differs at step 1 (35 vs 36 tokens)"));
+  EXPECT_THAT(r.reason, HasSubstr("kept set differs at new token 2 (steps[1]) (35 vs 36 tokens)"));
 }
 
 TEST(EvidenceDiff, SameDistributionDifferentDrawIsASamplerChange) {
