@@ -25,6 +25,7 @@
 #include "engine/step_evidence.hpp"
 #include "engine/token_picker.hpp"
 #include "evidence/environment.hpp"
+#include "bench_fixtures.hpp"
 #include "model/fixture_model.hpp"
 #include "model/model_files.hpp"
 #include "util/sha256.hpp"
@@ -36,12 +37,7 @@ using genrepro::FixturePreset;
 
 const std::vector<int64_t> kPromptIds = {1169, 7850, 3331, 373, 257, 1310, 13, 383};
 
-std::string fixture_dir(FixturePreset preset) {
-  const fs::path dir = fs::temp_directory_path() / ("genrepro-bench-" + std::string(genrepro::to_string(preset)));
-  if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json"))
-    genrepro::write_fixture_model(dir.string(), preset, GENREPRO_BENCH_TOKENIZER_DIR);
-  return dir.string();
-}
+using genrepro::bench::fixture_dir;
 
 struct Loaded {
   std::string dir;

@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
+#include "bench_fixtures.hpp"
 #include "model/fixture_model.hpp"
 #include "model/model_files.hpp"
 #include "engine/gpt2_model.hpp"
@@ -29,14 +30,7 @@ using genrepro::FixturePreset;
 // "the river bank was a little. The": the article's prompt plus four tokens.
 const std::vector<int64_t> kPromptIds = {1169, 7850, 3331, 373, 257, 1310, 13, 383};
 
-// The preset's fixture directory, written on first use.
-std::string fixture_dir(FixturePreset preset) {
-  const fs::path dir = fs::temp_directory_path() / ("genrepro-bench-" + std::string(genrepro::to_string(preset)));
-  if (!fs::exists(dir / "model.safetensors") || !fs::exists(dir / "config.json")) {
-    genrepro::write_fixture_model(dir.string(), preset, GENREPRO_BENCH_TOKENIZER_DIR);
-  }
-  return dir.string();
-}
+using genrepro::bench::fixture_dir;
 
 void greedy(genrepro::LogitsSource& source, int64_t new_tokens) {
   std::vector<int64_t> ids = kPromptIds;

@@ -1,5 +1,6 @@
 #include "util/index_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <mutex>
@@ -22,13 +23,13 @@ void for_each_index(std::size_t count, int threads, const std::function<void(std
       failed = true;
     }
   };
-  if (threads <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) pool.emplace_back(worker);
-    for (auto& th : pool) th.join();
-  }
+  // No more workers than jobs, and the calling thread is one of them: the batched decoder calls
+  // this every step, often for a single run, and then starts no thread at all.
+  const std::size_t workers = std::min<std::size_t>(count, threads < 1 ? 1 : static_cast<std::size_t>(threads));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
   if (first_error) std::rethrow_exception(first_error);
 }
 
