@@ -6,6 +6,7 @@
 #include <functional>
 #include <sstream>
 
+#include "evidence/diff_format.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
@@ -217,7 +218,7 @@ class Checker {
     const double top_p = need_number(n, file_, at, "top_p");
     const int64_t step = need_count(n, file_, at, "step");
     const int64_t kept = need_count(n, file_, at, "kept");
-    FactCheck c{"nucleus T=" + fmt_number(temperature) + " p=" + fmt_number(top_p) + " step " + std::to_string(step),
+    FactCheck c{"nucleus T=" + fmt_number(temperature) + " p=" + fmt_number(top_p) + " at " + new_token_label(step),
                 std::to_string(kept), "", FactStatus::missing, true, ""};
     std::vector<int64_t> found;
     for (const RunRecord* r : runs_where([&](const RunRecord& r) { return nucleus_matches(r, temperature, top_p, prompt_); })) {
@@ -232,7 +233,7 @@ class Checker {
     } else {
       for (std::size_t i = 0; i < found.size(); ++i) c.found += (i ? " / " : "") + std::to_string(found[i]);
       c.status = found.size() == 1 && found[0] == kept ? FactStatus::match : FactStatus::mismatch;
-      if (found.size() > 1) c.note = "runs with these parameters disagree at step " + std::to_string(step);
+      if (found.size() > 1) c.note = "runs with these parameters disagree at " + new_token_label(step);
     }
     out_.facts.push_back(std::move(c));
   }

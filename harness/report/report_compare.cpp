@@ -165,7 +165,7 @@ void add_verdict_section(const std::vector<ReportDocument>& documents, const Rep
   if (options.golden.empty()) return;
   out.push_back(block(ReportBlock::Kind::heading, "Verdict against the golden"));
   out.push_back(block(ReportBlock::Kind::paragraph,
-                      "Each run compared with the golden " + options.golden_name +
+                      "Each run compared with the golden in " + quoted_token(options.golden_name) +
                           " by genrepro diff's rules (docs/diff.md): the verdict, the first new token that differs (counted "
                           "from 1, with its index in steps[]), both tokens with their probabilities. Each run links to its "
                           "experiment below."));

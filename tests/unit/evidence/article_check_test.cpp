@@ -132,7 +132,7 @@ TEST(ArticleCheck, EvidenceThatReproducesTheArticlePasses) {
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", reproducing_evidence(facts)});
   EXPECT_TRUE(c.passed()) << format_article_check(c);
   EXPECT_EQ(c.count(FactStatus::mismatch, false), 0u);
-  EXPECT_EQ(fact(c, "nucleus T=1 p=0.9 step 0").found, "1279");
+  EXPECT_EQ(fact(c, "nucleus T=1 p=0.9 at new token 1 (steps[0])").found, "1279");
   EXPECT_EQ(fact(c, "stop top-p-0.9-seed-43-eos").found, "eos at new token 47");
   EXPECT_THAT(fact(c, "text greedy").note, HasSubstr("match after typography normalization"));
   EXPECT_EQ(fact(c, "eos token text").status, FactStatus::match);
@@ -153,7 +153,7 @@ TEST(ArticleCheck, OnlyTheArticlesSamplerConfigurationIsMatched) {
   e.runs[2].params.sampling.sampler_order = {SamplerStage::temperature};
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
   EXPECT_TRUE(c.passed()) << format_article_check(c);
-  EXPECT_EQ(fact(c, "nucleus T=0.5 p=0.9 step 0").found, "35");
+  EXPECT_EQ(fact(c, "nucleus T=0.5 p=0.9 at new token 1 (steps[0])").found, "35");
 }
 
 TEST(ArticleCheck, OneChangedTextIsAMismatchShowingWhere) {
@@ -214,7 +214,7 @@ TEST(ArticleCheck, FixtureEvidenceFailsWithAClearTable) {
   const ArticleCheck c = check_article(facts, kFactsPath, EvidenceFile{"e.json", e});
   EXPECT_FALSE(c.passed());
   EXPECT_EQ(fact(c, "text greedy").status, FactStatus::missing);
-  EXPECT_EQ(fact(c, "nucleus T=0.5 p=0.9 step 0").status, FactStatus::mismatch);
+  EXPECT_EQ(fact(c, "nucleus T=0.5 p=0.9 at new token 1 (steps[0])").status, FactStatus::mismatch);
   EXPECT_EQ(fact(c, "stop top-p-0.9-seed-43-eos").found, "max_new_tokens at new token 50");
   EXPECT_EQ(fact(c, "eos token id").status, FactStatus::match);
   const std::string table = format_article_check(c);
