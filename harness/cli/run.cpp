@@ -27,6 +27,7 @@ struct RunOptions {
   bool check_equivalence = false;
   double prob_tolerance = kDefaultProbTolerance;
   bool json = false;
+  bool resume = false;
 };
 
 // Everything that needs no model is checked here, before the engine (and libtorch) loads:
@@ -57,6 +58,9 @@ RunRequest run_request_from(const RunOptions& o) {
   r.check_equivalence = o.check_equivalence;
   r.prob_tolerance = prob_tolerance;
   r.json = o.json;
+  r.resume = o.resume;
+  if (o.resume && o.check_equivalence)
+    throw UsageError("--resume with --check-equivalence: the check writes no evidence, so there is nothing to resume; drop one of them");
   return r;
 }
 
@@ -88,6 +92,10 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--prob-tolerance", o->prob_tolerance,
                   "With --check-equivalence: probability drift reported beyond this (docs/diff.md)")
       ->capture_default_str();
+  cmd->add_flag("--resume", o->resume,
+                "Continue an interrupted run from <out>.checkpoint: its finished runs are kept, the rest run;\n"
+                "refused if the checkpoint is from other experiments, another model or another build\n"
+                "(docs/resume.md). Without a checkpoint it starts from the first run");
   cmd->add_flag("--json", o->json,
                 "Print the summary (evidence path, runs, new tokens, seconds, numerics) or, with\n"
                 "--check-equivalence, the verdict and the diff, as one JSON object on stdout");

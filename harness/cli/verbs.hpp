@@ -55,6 +55,7 @@ struct RunRequest {
   bool check_equivalence = false;
   double prob_tolerance = kDefaultProbTolerance;
   bool json = false;  // the summary (or the equivalence verdict) as one JSON object on stdout
+  bool resume = false;  // continue from <out>.checkpoint (docs/resume.md)
 };
 
 // `genrepro replay`: GOLDEN read and checked as evidence.

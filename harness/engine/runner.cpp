@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <stdexcept>
 #include <mutex>
 #include <optional>
 
@@ -36,65 +38,66 @@ std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& conf
   return "hf-dir";
 }
 
+// Where each finished run goes: its slot, and the caller's hook, one run at a time.
+struct FinishedRuns {
+  const RunPlan& plan;
+  const TokenText& token_text;
+  std::function<void(size_t k, GenerationResult)> store;
+  const std::atomic<bool>* stop = nullptr;
+  bool stopping() const { return stop != nullptr && stop->load(); }
+};
+
 // The article's recompute loop keeps its literal form: one run per worker, on one BLAS thread.
-void execute_recompute(const RunPlan& plan, const std::vector<size_t>& ks, const Gpt2Model& model,
-                       const TokenText& token_text, const NumericsSetup& numerics, int threads,
-                       std::vector<GenerationResult>& results, Progress& progress) {
+void execute_recompute(const std::vector<size_t>& ks, const Gpt2Model& model, const NumericsSetup& numerics,
+                       int threads, FinishedRuns& done) {
   set_blas_threads(1);
   const int64_t eos = model.config().eos_token_id;
   for_each_index(ks.size(), threads, [&](size_t i) {
+    if (done.stopping()) return;  // interrupted: start nothing new
     const size_t k = ks[i];
-    const size_t index = static_cast<size_t>(plan.selected[k]);
+    const size_t index = static_cast<size_t>(done.plan.selected[k]);
     const auto source = make_recompute_source(model, numerics.batch.layout);
-    results[k] = run_generation(*source, plan.prompt_ids[index], plan.runs[index].params, eos, token_text);
-    progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
+    done.store(k, run_generation(*source, done.plan.prompt_ids[index], done.plan.runs[index].params, eos, done.token_text));
   });
 }
 
 // The KV-cache runs in lock-step batches (engine/batched_decoder.hpp), numerics.workers of them at
 // once, each taking the next waiting run when one of its runs finishes.
-void execute_cached(const RunPlan& plan, const std::vector<size_t>& ks, const Gpt2Model& model,
-                    const TokenText& token_text, const NumericsSetup& numerics,
-                    std::vector<GenerationResult>& results, Progress& progress) {
+void execute_cached(const std::vector<size_t>& ks, const Gpt2Model& model, const NumericsSetup& numerics,
+                    FinishedRuns& done) {
   std::vector<DecodeJob> jobs;
   for (size_t k : ks) {
-    const size_t index = static_cast<size_t>(plan.selected[k]);
-    jobs.push_back(DecodeJob{&plan.prompt_ids[index], &plan.runs[index].params});
+    const size_t index = static_cast<size_t>(done.plan.selected[k]);
+    jobs.push_back(DecodeJob{&done.plan.prompt_ids[index], &done.plan.runs[index].params});
   }
   std::mutex mutex;
   size_t next = 0;
   const auto next_job = [&]() -> std::optional<size_t> {
     std::lock_guard<std::mutex> lock(mutex);
+    if (done.stopping()) return std::nullopt;  // interrupted: the batch drains, nobody joins
     return next < jobs.size() ? std::optional<size_t>(next++) : std::nullopt;
   };
-  const auto finished = [&](size_t j, GenerationResult result) {
-    const size_t k = ks[j];
-    results[k] = std::move(result);
-    progress.run_finished(static_cast<int64_t>(results[k].output_ids.size()));
-  };
+  const auto finished = [&](size_t j, GenerationResult result) { done.store(ks[j], std::move(result)); };
   for_each_index(static_cast<size_t>(numerics.workers), numerics.workers,
-                 [&](size_t) { decode_batched(model, jobs, numerics.batch, next_job, token_text, finished); });
+                 [&](size_t) { decode_batched(model, jobs, numerics.batch, next_job, done.token_text, finished); });
   set_blas_threads(1);
 }
 
-// Runs plan.selected; results[k] belongs to plan.selected[k], whatever ran beside it.
-std::vector<GenerationResult> execute(const RunPlan& plan, const Gpt2Model& model, const Gpt2Tokenizer& tokenizer,
-                                      const NumericsSetup& numerics, int threads, Progress& progress) {
-  std::vector<GenerationResult> results(plan.selected.size());
-  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+// Runs the selected runs whose k is in `todo`; each finished one goes to done.store.
+void execute(const std::vector<size_t>& todo, const Gpt2Model& model, const NumericsSetup& numerics, int threads,
+             FinishedRuns& done, Progress& progress) {
   std::vector<size_t> recompute, cached;
-  for (size_t k = 0; k < plan.selected.size(); ++k)
-    (plan.runs[static_cast<size_t>(plan.selected[k])].params.use_cache ? cached : recompute).push_back(k);
+  for (size_t k : todo)
+    (done.plan.runs[static_cast<size_t>(done.plan.selected[k])].params.use_cache ? cached : recompute).push_back(k);
   try {
-    execute_recompute(plan, recompute, model, token_text, numerics, threads, results, progress);
-    execute_cached(plan, cached, model, token_text, numerics, results, progress);
+    execute_recompute(recompute, model, numerics, threads, done);
+    execute_cached(cached, model, numerics, done);
   } catch (...) {
     set_blas_threads(1);
     progress.finish();  // end the progress line before the error is printed
     throw;
   }
   progress.finish();
-  return results;
 }
 
 int64_t cached_run_count(const RunPlan& plan) {
@@ -162,35 +165,75 @@ struct PassSettings {
   int threads = 1;
 };
 
-// Every selected run of `plan` once, recorded in index order into a copy of the header.
+RunRecord record_of(const RunPlan& plan, size_t index, GenerationResult result, const Gpt2Tokenizer& tokenizer) {
+  const ExpandedRun& run = plan.runs[index];
+  RunRecord r;
+  r.id = run.id;
+  r.experiment = run.experiment;
+  r.index = static_cast<int64_t>(index);
+  r.prompt_index = run.prompt_index;
+  r.prompt = run.prompt;
+  r.params = run.params;
+  r.result = std::move(result);
+  std::vector<int64_t> all = r.result.prompt_ids;
+  all.insert(all.end(), r.result.output_ids.begin(), r.result.output_ids.end());
+  r.text = tokenizer.decode_for_display(all);
+  r.continuation = tokenizer.decode_for_display(r.result.output_ids);
+  return r;
+}
+
+// The runs a resumed checkpoint already holds, placed in their slots (records[k] for
+// plan.selected[k]); each must be one of these runs, under the same id.
+void place_resumed(const RunPlan& plan, std::vector<RunRecord> resumed, std::vector<std::optional<RunRecord>>& records) {
+  std::map<int64_t, size_t> slot;
+  for (size_t k = 0; k < plan.selected.size(); ++k) slot[plan.selected[k]] = k;
+  for (RunRecord& r : resumed) {
+    const auto it = slot.find(r.index);
+    if (it == slot.end() || plan.runs[static_cast<size_t>(r.index)].id != r.id)
+      throw Error("checkpoint run " + r.id + " (index " + std::to_string(r.index) +
+                  ") is not one of this invocation's runs; delete the checkpoint to start the runs over");
+    records[it->second] = std::move(r);
+  }
+}
+
+// Every selected run of `plan` once (minus those o.resume returns), recorded in index order into
+// a copy of the header.
 Evidence run_plan(const RunnerOptions& o, const LoadedExperiments& loaded, const RunPlan& plan,
                   const PassSettings& pass) {
   const Gpt2Tokenizer& tokenizer = loaded.tokenizer;
   Evidence e = loaded.header;
   const NumericsSetup numerics = choose_numerics(pass.numerics, loaded.probe, pass.threads, cached_run_count(plan));
   e.numerics = numerics.record;
-  Progress progress(static_cast<int64_t>(plan.selected.size()),
-                    o.progress != nullptr ? o.progress_style : ProgressStyle::none,
-                    o.progress != nullptr ? *o.progress : std::cerr);
-  std::vector<GenerationResult> results = execute(plan, loaded.model, tokenizer, numerics, pass.threads, progress);
+  std::vector<std::optional<RunRecord>> records(plan.selected.size());
+  if (o.resume) place_resumed(plan, o.resume(e), records);
+  std::vector<size_t> todo;
+  for (size_t k = 0; k < records.size(); ++k)
+    if (!records[k]) todo.push_back(k);
 
-  for (size_t k = 0; k < plan.selected.size(); ++k) {
-    const size_t index = static_cast<size_t>(plan.selected[k]);
-    const ExpandedRun& run = plan.runs[index];
-    RunRecord r;
-    r.id = run.id;
-    r.experiment = run.experiment;
-    r.index = static_cast<int64_t>(index);
-    r.prompt_index = run.prompt_index;
-    r.prompt = run.prompt;
-    r.params = run.params;
-    r.result = std::move(results[k]);
-    std::vector<int64_t> all = r.result.prompt_ids;
-    all.insert(all.end(), r.result.output_ids.begin(), r.result.output_ids.end());
-    r.text = tokenizer.decode_for_display(all);
-    r.continuation = tokenizer.decode_for_display(r.result.output_ids);
-    e.runs.push_back(std::move(r));
+  Progress progress(static_cast<int64_t>(todo.size()), o.progress != nullptr ? o.progress_style : ProgressStyle::none,
+                    o.progress != nullptr ? *o.progress : std::cerr);
+  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+  std::mutex mutex;
+  FinishedRuns done{plan, token_text, [&](size_t k, GenerationResult result) {
+                      const int64_t tokens = static_cast<int64_t>(result.output_ids.size());
+                      RunRecord r = record_of(plan, static_cast<size_t>(plan.selected[k]), std::move(result), tokenizer);
+                      {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        if (o.on_run_finished) o.on_run_finished(r);
+                        records[k] = std::move(r);
+                      }
+                      progress.run_finished(tokens);
+                    },
+                    o.stop};
+  execute(todo, loaded.model, numerics, pass.threads, done, progress);
+
+  int64_t finished = 0;
+  for (const std::optional<RunRecord>& r : records) finished += r ? 1 : 0;
+  if (finished < static_cast<int64_t>(records.size())) {
+    if (done.stopping()) throw RunsInterrupted(finished, static_cast<int64_t>(records.size()));
+    throw std::logic_error("runner: " + std::to_string(records.size() - static_cast<size_t>(finished)) + " runs never ran");
   }
+  for (std::optional<RunRecord>& r : records) e.runs.push_back(std::move(*r));
   return e;
 }
 
@@ -206,7 +249,11 @@ Evidence run_experiments(const RunnerOptions& o) {
   return run_plan(o, loaded, loaded.plan, PassSettings{o.numerics, o.threads});
 }
 
-CacheEquivalenceEvidence run_with_and_without_cache(const RunnerOptions& o) {
+CacheEquivalenceEvidence run_with_and_without_cache(const RunnerOptions& options) {
+  // Three passes over the same runs: nothing to resume, no checkpoint to feed.
+  RunnerOptions o = options;
+  o.resume = nullptr;
+  o.on_run_finished = nullptr;
   const LoadedExperiments loaded = load_experiments_and_model(o);
   NumericsRequest alone = o.numerics;
   alone.batch = 1;

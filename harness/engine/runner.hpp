@@ -4,7 +4,9 @@
 // against the model's context); then the model and tokenizer are loaded once, the selected runs
 // execute (concurrently with --threads N, each on one intra-op thread), and the evidence is
 // assembled in run-index order, so it never depends on N or on which run finished first.
+#include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -33,6 +35,25 @@ struct RunnerOptions {
   ProgressStyle progress_style = ProgressStyle::live;  // a redrawn line, or plain lines for CI logs
   // Called once everything is checked and before the model loads (the CLI says what will run).
   std::function<void(const struct RunPlan&)> on_planned;
+
+  // Resuming (docs/resume.md). Called once the model is loaded and the numerics chosen, with the
+  // header the evidence will carry (no runs); returns the runs finished earlier, which are not
+  // run again. Each must be one of this invocation's selected runs, with the same id.
+  std::function<std::vector<RunRecord>(const Evidence& header)> resume;
+  // Called for every run as it finishes, in finishing order, one call at a time.
+  std::function<void(const RunRecord&)> on_run_finished;
+  // Set (by a signal handler) to start no further runs: runs in flight finish, then
+  // run_experiments throws RunsInterrupted unless every run had already finished.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Thrown by run_experiments when `stop` ended it early. The finished runs were all passed to
+// on_run_finished; nothing else was written.
+struct RunsInterrupted : std::exception {
+  int64_t finished = 0;  // selected runs finished, resumed ones included
+  int64_t total = 0;     // selected runs
+  RunsInterrupted(int64_t f, int64_t t) : finished(f), total(t) {}
+  const char* what() const noexcept override { return "runs interrupted"; }
 };
 
 // The model block of the evidence: source, config and the sha256 of every file.

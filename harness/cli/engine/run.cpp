@@ -4,11 +4,14 @@
 #include <string>
 
 #include "cli/engine/engine_verbs.hpp"
+#include "cli/interrupt.hpp"
 #include "engine/runner.hpp"
+#include "evidence/checkpoint.hpp"
 #include "evidence/diff_format.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_diff.hpp"
 #include "model/model_files.hpp"
+#include "util/errors.hpp"
 #include "util/progress.hpp"
 
 namespace genrepro::cli {
@@ -59,6 +62,80 @@ int check_equivalence(const RunnerOptions& runner, double prob_tolerance, bool j
   return equivalent && !batch_difference ? kExitOk : kExitDiffer;
 }
 
+// The checkpoint beside --out, from the first run to the written evidence (docs/resume.md): opened
+// and locked before the model loads (so an unwritable --out or a second writer is refused before
+// any work), started or resumed once the header is known, one line per finished run.
+class RunCheckpoint {
+ public:
+  RunCheckpoint(const RunRequest& o, Console& io)
+      : o_(o), io_(io), file_(CheckpointFile::open(checkpoint_path_for(o.out))), found_(file_.read()),
+        holds_runs_(!found_.runs.empty() || found_.dropped_partial_line) {
+    if (!o.resume && !found_.empty && !found_.runs.empty())
+      throw UsageError(file_.path() + ": holds " + std::to_string(found_.runs.size()) +
+                       " finished run(s) of an interrupted 'genrepro run'; add --resume to continue it, or delete it to start over");
+  }
+  // A checkpoint without a finished run is not left behind when the run fails early; one with
+  // finished runs (found, or written now) is never removed before the evidence is written.
+  ~RunCheckpoint() {
+    if (!holds_runs_) {
+      try {
+        file_.remove();
+      } catch (const std::exception&) {  // a leftover empty checkpoint is harmless
+      }
+    }
+  }
+  RunCheckpoint(const RunCheckpoint&) = delete;
+  RunCheckpoint& operator=(const RunCheckpoint&) = delete;
+
+  const std::string& path() const { return file_.path(); }
+
+  // RunnerOptions::resume: the finished runs to keep, after checking that they are this run's.
+  std::vector<RunRecord> resume(const Evidence& header) {
+    const OrderedJson key = checkpoint_key(header, std::to_string(o_.shard.index) + "/" + std::to_string(o_.shard.count));
+    if (!o_.resume || found_.empty) {
+      if (o_.resume) io_.err << "resume: no checkpoint at " << file_.path() << "; starting from the first run\n";
+      file_.start(key);
+      return {};
+    }
+    const std::string mismatch = checkpoint_key_mismatch(found_.key, key);
+    if (!mismatch.empty())
+      throw UsageError(file_.path() + ": is from " + mismatch +
+                       "; resume with the same experiments, model, genrepro build and --shard, or delete it to start over");
+    std::vector<RunRecord> runs = checkpoint_runs(found_, header, file_.path());
+    file_.truncate_to(found_.complete_bytes);
+    holds_runs_ = !runs.empty();
+    io_.err << "resuming: " << runs.size() << " finished run(s) kept from " << file_.path()
+            << (found_.dropped_partial_line ? " (a last line cut short by a kill was dropped)" : "") << "\n";
+    return runs;
+  }
+
+  void append(const RunRecord& run) {
+    file_.append(run_to_json(run));
+    holds_runs_ = true;
+  }
+
+  void finished() {
+    file_.remove();
+    holds_runs_ = true;  // nothing left to remove
+  }
+
+ private:
+  const RunRequest& o_;
+  Console& io_;
+  CheckpointFile file_;
+  CheckpointContents found_;
+  bool holds_runs_ = false;
+};
+
+void write_evidence_keeping_checkpoint(const RunRequest& o, const Evidence& evidence, const RunCheckpoint& checkpoint) {
+  try {
+    write_evidence(o.out, evidence);
+  } catch (const Error& e) {
+    throw Error(std::string(e.what()) + "; all " + std::to_string(evidence.runs.size()) + " runs are kept in " +
+                checkpoint.path() + ": fix that and re-run with --resume, which writes the evidence without running them again");
+  }
+}
+
 }  // namespace
 
 int run_experiments(const RunRequest& o, Console& io) {
@@ -80,8 +157,27 @@ int run_experiments(const RunRequest& o, Console& io) {
   };
   if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance, o.json, io);
   const auto start = std::chrono::steady_clock::now();
-  const Evidence evidence = genrepro::run_experiments(runner);
-  write_evidence(o.out, evidence);
+  InterruptWatch interrupt;
+  RunCheckpoint checkpoint(o, io);
+  runner.resume = [&](const Evidence& header) { return checkpoint.resume(header); };
+  runner.on_run_finished = [&](const RunRecord& run) { checkpoint.append(run); };
+  runner.stop = &interrupt.requested();
+  Evidence evidence;
+  try {
+    evidence = genrepro::run_experiments(runner);
+  } catch (const RunsInterrupted& stopped) {
+    if (stopped.finished == 0) {
+      io.err << "genrepro: interrupted by " << signal_name(interrupt.signal_number()) << " before any run finished; "
+             << o.out << " was not touched and there is nothing to resume" << std::endl;
+      return interrupted_exit_code(interrupt.signal_number());
+    }
+    io.err << "genrepro: interrupted by " << signal_name(interrupt.signal_number()) << ": " << stopped.finished << " of "
+           << stopped.total << " runs finished and kept in " << checkpoint.path() << "; " << o.out
+           << " was not touched. To continue, run the same command with --resume" << std::endl;
+    return interrupted_exit_code(interrupt.signal_number());
+  }
+  write_evidence_keeping_checkpoint(o, evidence, checkpoint);
+  checkpoint.finished();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (o.json) {
     int64_t tokens = 0;

@@ -1,0 +1,260 @@
+#include "evidence/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "util/bounded_read.hpp"
+#include "util/errors.hpp"
+
+namespace genrepro {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+[[noreturn]] void io_failure(const std::string& path, const std::string& step, int err) {
+  throw Error(path + ": cannot " + step + ": " + std::strerror(err) +
+              "; check that the directory exists, is writable and has space");
+}
+
+// Which part of the key a difference is in, said as people would: "a different model".
+std::string part_name(const std::string& key) {
+  if (key == "genrepro") return "a different build of genrepro";
+  if (key == "environment") return "a different environment";
+  if (key == "model") return "a different model";
+  if (key == "experiments") return "different experiments";
+  if (key == "shard") return "a different --shard";
+  if (key == "numerics") return "different numerics";
+  return "a different " + key;
+}
+
+std::string shown(const OrderedJson& v) {
+  constexpr size_t kShown = 60;
+  const std::string s = v.dump(-1, ' ', true, nlohmann::detail::error_handler_t::replace);
+  return s.size() <= kShown ? s : s.substr(0, kShown) + "...";
+}
+
+// The JSON path of the first place where a and b differ ("" when equal).
+std::string first_difference(const OrderedJson& a, const OrderedJson& b, const std::string& at) {
+  if (a == b) return "";
+  if (a.type() != b.type()) return at.empty() ? "(the whole key)" : at;
+  if (a.is_object()) {
+    for (const auto& [k, v] : a.items()) {
+      const std::string here = at.empty() ? k : at + "." + k;
+      if (!b.contains(k)) return here;
+      const std::string d = first_difference(v, b.at(k), here);
+      if (!d.empty()) return d;
+    }
+    for (const auto& [k, v] : b.items())
+      if (!a.contains(k)) return at.empty() ? k : at + "." + k;
+    return "";
+  }
+  if (a.is_array()) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      const std::string d = first_difference(a[i], b[i], at + "[" + std::to_string(i) + "]");
+      if (!d.empty()) return d;
+    }
+    return a.size() == b.size() ? "" : at + " (length " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
+  }
+  return a == b ? "" : at;
+}
+
+const OrderedJson* at_path(const OrderedJson& j, const std::string& path) {
+  try {
+    std::string pointer;
+    for (size_t i = 0; i < path.size(); ++i) {
+      const char c = path[i];
+      if (c == '.') pointer += '/';
+      else if (c == '[') pointer += '/';
+      else if (c == ']') continue;
+      else if (c == '~') pointer += "~0";
+      else if (c == '/') pointer += "~1";
+      else pointer += c;
+    }
+    return &j.at(OrderedJson::json_pointer("/" + pointer));
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+std::string checkpoint_path_for(const std::string& out) { return out + ".checkpoint"; }
+
+OrderedJson checkpoint_key(const Evidence& header, const std::string& shard) {
+  Evidence copy = header;
+  copy.runs.clear();
+  OrderedJson j = strip_volatile(evidence_to_json(copy));
+  OrderedJson key;
+  key["genrepro"] = j["genrepro"];
+  key["environment"] = j["environment"];
+  // Where the files are does not change a bit; what they hold does.
+  j["model"].erase("path");
+  key["model"] = j["model"];
+  for (OrderedJson& x : j["experiments"]) x.erase("path");
+  key["experiments"] = j["experiments"];
+  key["shard"] = shard;
+  key["numerics"] = j.contains("numerics") ? j["numerics"] : OrderedJson(nullptr);
+  return key;
+}
+
+std::string checkpoint_key_mismatch(const OrderedJson& found, const OrderedJson& written) {
+  // Compared as both were written and read back, so 1 and 1u (or 0.1 as text) are one value.
+  const OrderedJson expected = OrderedJson::parse(written.dump());
+  const std::string where = first_difference(found, expected, "");
+  if (where.empty()) return "";
+  const std::string top = where.substr(0, where.find_first_of(".[ "));
+  const OrderedJson* was = at_path(found, where);
+  const OrderedJson* now = at_path(expected, where);
+  return part_name(top) + ": " + where + " is " + (was ? shown(*was) : std::string("absent")) +
+         " in the checkpoint, " + (now ? shown(*now) : std::string("absent")) + " now";
+}
+
+CheckpointFile CheckpointFile::open(const std::string& path) {
+  const fs::path target = fs::absolute(path);
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) io_failure(path, "create directory " + target.parent_path().string(), ec.value());
+  // The lock belongs to the file now at `path`: a finishing run may delete the file between our
+  // open and our lock, so the lock is only ours once the path still names the locked inode.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const int fd = ::open(target.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+      if (errno == ELOOP)
+        throw Error(path + ": is a symbolic link; genrepro writes its checkpoint only as a plain file next to --out; remove the link");
+      io_failure(path, "create the checkpoint", errno);
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      ::close(fd);
+      if (err == EWOULDBLOCK)
+        throw Error(path + ": another genrepro process is writing this checkpoint (the same --out); wait for it to "
+                           "finish, or give this run another --out");
+      io_failure(path, "lock the checkpoint", err);
+    }
+    struct stat held {}, named {};
+    if (::fstat(fd, &held) == 0 && ::stat(target.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+        held.st_dev == named.st_dev) {
+      if (!S_ISREG(held.st_mode)) {
+        ::close(fd);
+        throw Error(path + ": is not a regular file; remove it (genrepro keeps its checkpoint there)");
+      }
+      return CheckpointFile(path, fd);
+    }
+    ::close(fd);
+  }
+  throw Error(path + ": keeps being replaced by another process; give this run another --out");
+}
+
+CheckpointFile::CheckpointFile(CheckpointFile&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+  other.fd_ = -1;
+}
+
+CheckpointFile::~CheckpointFile() {
+  if (fd_ >= 0) ::close(fd_);  // closing the descriptor ends the lock
+}
+
+CheckpointContents CheckpointFile::read() const {
+  CheckpointContents c;
+  BoundedRead r = read_bounded(path_, kMaxEvidenceBytes, Expect::text);
+  if (!r.ok()) throw EvidenceError(path_ + ": " + r.problem + "; delete it to start the runs over");
+  const std::string& text = r.text;
+  size_t line_start = 0;
+  int line_number = 0;
+  while (line_start < text.size()) {
+    const size_t end = text.find('\n', line_start);
+    ++line_number;
+    if (end == std::string::npos) {  // no newline: a write cut short by a kill
+      c.dropped_partial_line = true;
+      break;
+    }
+    const std::string_view line(text.data() + line_start, end - line_start);
+    const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(line);
+    const bool last = end + 1 >= text.size();
+    if (!parsed.ok() || !parsed.value.is_object()) {
+      // Only the last line can be cut short; damage anywhere else is not ours to repair.
+      if (last && !parsed.ok()) {
+        c.dropped_partial_line = true;
+        break;
+      }
+      throw EvidenceError(path_ + ": line " + std::to_string(line_number) + ": " +
+                          (parsed.ok() ? std::string("expected a JSON object") : parsed.problem) +
+                          "; the checkpoint is damaged: delete it to start the runs over");
+    }
+    if (line_number == 1) {
+      if (parsed.value.value("schema", OrderedJson()) != kCheckpointSchema || !parsed.value.contains("key") ||
+          !parsed.value["key"].is_object())
+        throw EvidenceError(path_ + ": line 1: expected {\"schema\": \"" + kCheckpointSchema +
+                            "\", \"key\": {...}}; this is not a genrepro checkpoint: delete it or give another --out");
+      c.key = parsed.value["key"];
+      c.empty = false;
+    } else {
+      c.runs.push_back(parsed.value);
+    }
+    line_start = end + 1;
+    c.complete_bytes = line_start;
+  }
+  return c;
+}
+
+void CheckpointFile::truncate_to(uint64_t bytes) {
+  if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) io_failure(path_, "cut the checkpoint back", errno);
+  if (::lseek(fd_, 0, SEEK_END) < 0) io_failure(path_, "seek in the checkpoint", errno);
+}
+
+void CheckpointFile::write_line(const std::string& line) {
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  if (before < 0) io_failure(path_, "seek in the checkpoint", errno);
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      if (::ftruncate(fd_, before) == 0) ::lseek(fd_, before, SEEK_SET);  // keep the file whole
+      io_failure(path_, "append to the checkpoint", err);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::fdatasync(fd_) != 0) {
+    const int err = errno;
+    if (::ftruncate(fd_, before) == 0) ::lseek(fd_, before, SEEK_SET);
+    io_failure(path_, "flush the checkpoint to disk", err);
+  }
+}
+
+void CheckpointFile::start(const OrderedJson& key) {
+  truncate_to(0);
+  const OrderedJson first = {{"schema", kCheckpointSchema}, {"key", key}};
+  write_line(first.dump() + "\n");
+}
+
+void CheckpointFile::append(const OrderedJson& run) { write_line(run.dump() + "\n"); }
+
+void CheckpointFile::remove() {
+  if (::unlink(path_.c_str()) != 0 && errno != ENOENT) io_failure(path_, "delete the checkpoint", errno);
+}
+
+std::vector<RunRecord> checkpoint_runs(const CheckpointContents& contents, const Evidence& header,
+                                       const std::string& path) {
+  Evidence base = header;
+  base.runs.clear();
+  OrderedJson doc = evidence_to_json(base);
+  doc["runs"] = OrderedJson::array();
+  for (const OrderedJson& run : contents.runs) doc["runs"].push_back(run);
+  try {
+    return evidence_from_json(doc, path).runs;
+  } catch (const EvidenceError& e) {
+    throw EvidenceError(std::string(e.what()) + " (runs[i] is line i+2 of the checkpoint; delete it to start the runs over)");
+  }
+}
+
+}  // namespace genrepro
