@@ -40,46 +40,49 @@ std::string shown(const OrderedJson& v) {
   return s.size() <= kShown ? s : s.substr(0, kShown) + "...";
 }
 
-// The JSON path of the first place where a and b differ ("" when equal).
-std::string first_difference(const OrderedJson& a, const OrderedJson& b, const std::string& at) {
-  if (a == b) return "";
-  if (a.type() != b.type()) return at.empty() ? "(the whole key)" : at;
-  if (a.is_object()) {
-    for (const auto& [k, v] : a.items()) {
-      const std::string here = at.empty() ? k : at + "." + k;
-      if (!b.contains(k)) return here;
-      const std::string d = first_difference(v, b.at(k), here);
-      if (!d.empty()) return d;
-    }
-    for (const auto& [k, v] : b.items())
-      if (!a.contains(k)) return at.empty() ? k : at + "." + k;
-    return "";
-  }
-  if (a.is_array()) {
-    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-      const std::string d = first_difference(a[i], b[i], at + "[" + std::to_string(i) + "]");
-      if (!d.empty()) return d;
-    }
-    return a.size() == b.size() ? "" : at + " (length " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + ")";
-  }
-  return a == b ? "" : at;
+// Where two JSON values first differ: the path as people read it ("model.files.x.sha256") and
+// as a JSON pointer (keys may hold dots). Empty `shown` when they are equal.
+struct Difference {
+  std::string shown;
+  std::string pointer;
+};
+
+std::string pointer_escaped(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? std::string("~0") : c == '/' ? std::string("~1") : std::string(1, c);
+  return out;
 }
 
-const OrderedJson* at_path(const OrderedJson& j, const std::string& path) {
-  try {
-    std::string pointer;
-    for (size_t i = 0; i < path.size(); ++i) {
-      const char c = path[i];
-      if (c == '.') pointer += '/';
-      else if (c == '[') pointer += '/';
-      else if (c == ']') continue;
-      else if (c == '~') pointer += "~0";
-      else if (c == '/') pointer += "~1";
-      else pointer += c;
+Difference first_difference(const OrderedJson& a, const OrderedJson& b, const Difference& at) {
+  if (a == b) return {};
+  const auto child = [&](const std::string& key) {
+    return Difference{at.shown.empty() ? key : at.shown + "." + key, at.pointer + "/" + pointer_escaped(key)};
+  };
+  if (a.type() != b.type() || (!a.is_object() && !a.is_array()))
+    return at.shown.empty() ? Difference{"(the whole key)", ""} : at;
+  if (a.is_object()) {
+    for (const auto& [k, v] : a.items()) {
+      if (!b.contains(k)) return child(k);
+      const Difference d = first_difference(v, b.at(k), child(k));
+      if (!d.shown.empty()) return d;
     }
-    return &j.at(OrderedJson::json_pointer("/" + pointer));
+    for (const auto& [k, v] : b.items())
+      if (!a.contains(k)) return child(k);
+    return {};
+  }
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const Difference d = first_difference(a[i], b[i], Difference{at.shown + "[" + std::to_string(i) + "]",
+                                                                 at.pointer + "/" + std::to_string(i)});
+    if (!d.shown.empty()) return d;
+  }
+  return Difference{at.shown + " (length)", at.pointer};
+}
+
+std::string value_at(const OrderedJson& j, const std::string& pointer) {
+  try {
+    return shown(j.at(OrderedJson::json_pointer(pointer)));
   } catch (const std::exception&) {
-    return nullptr;
+    return "absent";
   }
 }
 
@@ -107,13 +110,11 @@ OrderedJson checkpoint_key(const Evidence& header, const std::string& shard) {
 std::string checkpoint_key_mismatch(const OrderedJson& found, const OrderedJson& written) {
   // Compared as both were written and read back, so 1 and 1u (or 0.1 as text) are one value.
   const OrderedJson expected = OrderedJson::parse(written.dump());
-  const std::string where = first_difference(found, expected, "");
-  if (where.empty()) return "";
-  const std::string top = where.substr(0, where.find_first_of(".[ "));
-  const OrderedJson* was = at_path(found, where);
-  const OrderedJson* now = at_path(expected, where);
-  return part_name(top) + ": " + where + " is " + (was ? shown(*was) : std::string("absent")) +
-         " in the checkpoint, " + (now ? shown(*now) : std::string("absent")) + " now";
+  const Difference d = first_difference(found, expected, Difference{});
+  if (d.shown.empty()) return "";
+  const std::string top = d.shown.substr(0, d.shown.find_first_of(".[ "));
+  return part_name(top) + ": " + d.shown + " is " + value_at(found, d.pointer) + " in the checkpoint, " +
+         value_at(expected, d.pointer) + " now";
 }
 
 CheckpointFile CheckpointFile::open(const std::string& path) {
