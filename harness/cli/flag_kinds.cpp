@@ -1,5 +1,7 @@
 #include "cli/flag_kinds.hpp"
 
+#include "spec/experiment_spec.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -38,5 +40,13 @@ double checked_tolerance(const std::string& flag, double tolerance) {
 }
 
 Shard checked_shard(const std::string& text) { return parse_shard(text); }
+
+uint64_t checked_max_runs(const std::string& flag, int64_t max_runs) {
+  if (max_runs < 1 || static_cast<uint64_t>(max_runs) > kMaxRunsCeiling)
+    throw UsageError(flag + " " + std::to_string(max_runs) + ": allowed: a whole number from 1 to " +
+                     std::to_string(kMaxRunsCeiling) + " (runs the experiments may expand to; default " +
+                     std::to_string(kDefaultMaxRuns) + ")");
+  return static_cast<uint64_t>(max_runs);
+}
 
 }  // namespace genrepro::cli

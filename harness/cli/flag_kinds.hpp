@@ -3,6 +3,7 @@
 // flag has the same bounds and the same message everywhere, and every value is checked before
 // any work starts (before a model is located, a file written or a token computed). Each throws
 // UsageError naming the flag, the value and what is allowed. Paths: output_paths.hpp.
+#include <cstdint>
 #include <string>
 
 #include "cli/output_paths.hpp"
@@ -22,5 +23,8 @@ double checked_tolerance(const std::string& flag, double tolerance);
 
 // --shard I/N (util/shard.hpp's rules and message).
 Shard checked_shard(const std::string& text);
+
+// --max-runs: a whole number from 1 to kMaxRunsCeiling (spec/experiment_spec.hpp).
+uint64_t checked_max_runs(const std::string& flag, int64_t max_runs);
 
 }  // namespace genrepro::cli

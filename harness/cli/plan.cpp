@@ -40,6 +40,7 @@ struct PlanOptions {
   std::string shard = "1/1";
   int threads = 1;
   bool json = false;
+  int64_t max_runs = static_cast<int64_t>(kDefaultMaxRuns);
 };
 
 double weights(const Gpt2Config& c) {
@@ -68,7 +69,7 @@ std::string short_number(double v) {
 int run_plan(const PlanOptions& o, Console& io) {
   const Shard shard = checked_shard(o.shard);
   checked_threads("--threads", o.threads);
-  const std::vector<ExperimentSpec> experiments = load_experiments(o.experiments);
+  const std::vector<ExperimentSpec> experiments = load_experiments(o.experiments, checked_max_runs("--max-runs", o.max_runs));
   const ModelFiles files = resolve_chosen_model(o.model);
   const Gpt2Config config = read_gpt2_config(files.config);
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
@@ -134,6 +135,10 @@ void setup_plan(CLI::App& app, VerbContext& ctx) {
       "their ids, parameters and shards, the new tokens at most, and a rough time. Runs nothing.");
   cmd->add_option("experiments", o->experiments, "Experiment files (JSON), e.g. experiments/article/*.json")->required();
   add_model_flags(*cmd, o->model);
+  cmd->add_option("--max-runs", o->max_runs,
+                  "Refuse experiments that expand to more runs than this (counted before expanding;\n"
+                  "at most 1000000)")
+      ->capture_default_str();
   cmd->add_option("--shard", o->shard, "Show shard I of N: the runs whose index % N == I-1 (as run --shard)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Runs at once, for the time estimate (as run --threads)")->capture_default_str();

@@ -27,6 +27,7 @@ struct RunOptions {
   bool check_equivalence = false;
   double prob_tolerance = kDefaultProbTolerance;
   bool json = false;
+  int64_t max_runs = static_cast<int64_t>(kDefaultMaxRuns);
   bool resume = false;
 };
 
@@ -46,7 +47,7 @@ RunRequest run_request_from(const RunOptions& o) {
   r.numerics = numerics_request_from(o.numerics);
   r.shard = checked_shard(o.shard);
   r.shard_text = o.shard;
-  r.experiments = load_experiments(o.experiments);
+  r.experiments = load_experiments(o.experiments, checked_max_runs("--max-runs", o.max_runs));
   if (o.top_candidates) {
     if (*o.top_candidates < 0)
       throw UsageError("--top-candidates " + std::to_string(*o.top_candidates) + ": allowed: an integer >= 0");
@@ -81,6 +82,10 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
                   "evidence's runs do not depend on it")
       ->capture_default_str();
   add_numerics_flags(*cmd, o->numerics);
+  cmd->add_option("--max-runs", o->max_runs,
+                  "Refuse experiments that expand to more runs than this (counted before expanding;\n"
+                  "at most 1000000)")
+      ->capture_default_str();
   cmd->add_option("--shard", o->shard,
                   "Run shard I of N: the runs whose index % N == I-1 (join shards with genrepro merge)")
       ->capture_default_str();

@@ -20,8 +20,11 @@ using nlohmann::json;
 
 // A grid that expands past this many runs is almost certainly a typo (a list where a scalar
 // was meant); it would also take days. Larger studies split into several files or shards.
-constexpr uint64_t kMaxRunsPerExperiment = 100000;
 constexpr size_t kMaxNameLength = 64;
+
+uint64_t saturating_product(uint64_t a, uint64_t b) {
+  return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
 constexpr size_t kShownValueChars = 60;  // longer values are cut in messages, keeping them one line
 constexpr size_t kIdHashHexDigits = 8;
 
@@ -417,7 +420,7 @@ std::string run_id(const std::string& experiment, int64_t prompt_index, const st
   return experiment + "/p" + std::to_string(prompt_index) + "/" + summary + "-" + hash;
 }
 
-ExperimentSpec parse_experiment(const std::string& text, const std::string& path) {
+ExperimentSpec parse_experiment(const std::string& text, const std::string& path, RunBudget budget) {
   const SpecReader r(path);
   JsonParseOutcome parsed = parse_json_text(text);
   if (!parsed.ok()) throw SpecError(path + ": " + parsed.problem);
@@ -444,18 +447,22 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
   if (runs.empty()) r.fail("runs", "empty list; give at least one run entry, e.g. {\"mode\": \"greedy\"}");
 
   std::vector<RunEntry> entries;
-  uint64_t total = 0;
+  uint64_t total = 0;  // saturates at UINT64_MAX: "more than" then
   for (size_t i = 0; i < runs.size(); ++i) {
     entries.push_back(check_run_entry(r, runs[i], element("runs", i), root));
     uint64_t count = spec.prompts.size();
-    for (const auto& axis : entries.back().axes) {
-      count = axis.size() > kMaxRunsPerExperiment / std::max<uint64_t>(count, 1) ? kMaxRunsPerExperiment + 1 : count * axis.size();
-    }
-    total = std::min(total + count, kMaxRunsPerExperiment + 1);
+    for (const auto& axis : entries.back().axes) count = saturating_product(count, axis.size());
+    total = total > UINT64_MAX - count ? UINT64_MAX : total + count;
   }
-  if (total > kMaxRunsPerExperiment)
-    r.fail("runs", "expands to more than " + std::to_string(kMaxRunsPerExperiment) +
-                       " runs; split the grid into several files, or check for a list where one value was meant");
+  const uint64_t allowed = budget.max_runs > budget.used ? budget.max_runs - budget.used : 0;
+  if (total > allowed) {
+    const std::string count = total == UINT64_MAX ? "at least " + std::to_string(UINT64_MAX) : std::to_string(total);
+    r.fail("runs", "expands to " + count + " runs (prompts x each list's length), more than --max-runs " +
+                       std::to_string(budget.max_runs) + " allows" +
+                       (budget.used ? " after the " + std::to_string(budget.used) + " runs of the files before it" : "") +
+                       "; check for a list where one value was meant, or raise --max-runs (at most " +
+                       std::to_string(kMaxRunsCeiling) + ") and split the work with --shard");
+  }
 
   std::map<std::string, std::string> seen_ids;  // id -> where it came from
   for (size_t pi = 0; pi < spec.prompts.size(); ++pi) {
@@ -502,19 +509,21 @@ void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates) {
   }
 }
 
-ExperimentSpec load_experiment(const std::string& path) {
+ExperimentSpec load_experiment(const std::string& path, RunBudget budget) {
   const BoundedRead read = read_bounded(path, kMaxExperimentBytes, Expect::json_object);
   if (!read.ok())
     throw SpecError(path + ": " + read.problem + "; give the path of an experiment file (e.g. experiments/article/greedy.json)");
-  return parse_experiment(read.text, path);
+  return parse_experiment(read.text, path, budget);
 }
 
-std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths) {
+std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths, uint64_t max_runs) {
   if (paths.empty()) throw SpecError("no experiment files given; e.g. genrepro run experiments/article/*.json");
   std::vector<ExperimentSpec> specs;
   std::map<std::string, std::string> names;
+  uint64_t used = 0;
   for (const auto& path : paths) {
-    specs.push_back(load_experiment(path));
+    specs.push_back(load_experiment(path, RunBudget{max_runs, used}));
+    used += specs.back().runs.size();
     const auto [it, inserted] = names.emplace(specs.back().name, path);
     if (!inserted)
       throw SpecError(path + ": name: \"" + specs.back().name + "\" is also the name of " + it->second +

@@ -40,9 +40,24 @@ struct ExperimentSpec {
   std::vector<ExpandedRun> runs;  // prompts outer, then run entries in order, then the grid
 };
 
+// How many runs the experiments of one command may expand to (`--max-runs`, issue 11). The count
+// is computed from the lists' lengths before anything is expanded, so a grid of millions is
+// refused with its exact count before it costs memory. The default is far beyond a day of runs
+// on GPT-2; the ceiling keeps the expanded plan in memory below ~1 GB. Evidence readers keep
+// their own size limit (util/bounded_read.hpp), so a grid past ~100,000 runs is run in shards.
+inline constexpr uint64_t kDefaultMaxRuns = 100000;
+inline constexpr uint64_t kMaxRunsCeiling = 1000000;
+
+// The limit and what earlier files of the same command already used, for the message.
+struct RunBudget {
+  uint64_t max_runs = kDefaultMaxRuns;
+  uint64_t used = 0;
+};
+
 // Parses and validates one experiment file's text and expands its grid. `path` names the file
-// in messages and in the result.
-ExperimentSpec parse_experiment(const std::string& text, const std::string& path);
+// in messages and in the result. More than budget.max_runs - budget.used runs is a SpecError
+// giving the exact count.
+ExperimentSpec parse_experiment(const std::string& text, const std::string& path, RunBudget budget = {});
 
 // Every run of `spec` records `top_candidates` candidates per step (`genrepro run
 // --top-candidates N`), exactly as if the file said "record": {"top_candidates": N}: the recorded
@@ -53,11 +68,12 @@ void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates);
 
 // Reads `path` ("-": standard input; a pipe or FIFO alike) through util/bounded_read.hpp (at most
 // kMaxExperimentBytes; missing, a directory, too large, binary: SpecError) and calls parse_experiment.
-ExperimentSpec load_experiment(const std::string& path);
+ExperimentSpec load_experiment(const std::string& path, RunBudget budget = {});
 
 // Loads every file, refusing an empty list and two experiments with the same name (their run
 // ids would collide). All checks that need no model happen here, before anything runs.
-std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths);
+// Together they may expand to at most `max_runs` runs.
+std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& paths, uint64_t max_runs = kDefaultMaxRuns);
 
 // The parameters as written in evidence ("params"): every field, defaults filled in.
 nlohmann::ordered_json params_to_json(const RunParams& p);

@@ -115,6 +115,35 @@ TEST(Validation, FlagsAreCheckedBeforeTheFirstToken) {
                  R"re(^genrepro: error: --temperature = 1e-38 is not allowed; allowed: 0 \(greedy\) or a number from 1e-30 to 1e\+30)re");
 }
 
+// A grid is counted from its lists' lengths before it is expanded (issue 11): a billion runs is
+// refused with its exact count, in milliseconds and without the memory; --max-runs moves the
+// limit both ways, across files too.
+TEST(Validation, GridsAreCountedBeforeTheyAreExpanded) {
+  ScratchDir dir("validation");
+  std::string seeds, temperatures;
+  for (int i = 1; i <= 1000; ++i) {
+    seeds += (i > 1 ? "," : "") + std::to_string(i);
+    temperatures += (i > 1 ? "," : "") + std::to_string(1.0 + i / 1000.0);
+  }
+  const std::string huge = dir.write("huge.json", R"({"name": "huge", "prompts": ["a", "b"], "runs": [{"mode": "sample",
+      "seed": [)" + seeds + "], \"temperature\": [" + temperatures + "], \"top_p\": [" + seeds.substr(0, 0) +
+                                                   R"(0.5, 0.6, 0.7, 0.8, 0.9]}]})");
+  expect_refused({"run", huge, "--model", tiny_model(), "--out", dir / "e.json"},
+                 R"re(^genrepro: error: .*huge\.json: runs: expands to 10000000 runs \(prompts x each list's length\), more than --max-runs 100000 allows; .*raise --max-runs \(at most 1000000\))re");
+  expect_refused({"plan", huge, "--model", tiny_model()}, R"re(expands to 10000000 runs)re");
+  expect_refused({"plan", huge, "--model", tiny_model(), "--max-runs", "1000001"},
+                 R"re(^genrepro: error: --max-runs 1000001: allowed: a whole number from 1 to 1000000)re");
+  expect_refused({"run", kGreedy, "--model", tiny_model(), "--max-runs", "0", "--out", dir / "e.json"},
+                 R"re(^genrepro: error: --max-runs 0: allowed: a whole number from 1 to 1000000)re");
+  // Lower: the article's greedy file is one run, so two copies under other names need two.
+  const std::string a = dir.write("a.json", R"({"name": "a", "prompts": ["x"], "runs": [{"mode": "greedy"}]})");
+  const std::string b = dir.write("b.json", R"({"name": "b", "prompts": ["x", "y"], "runs": [{"mode": "greedy"}]})");
+  expect_refused({"plan", a, b, "--model", tiny_model(), "--max-runs", "2"},
+                 R"re(b\.json: runs: expands to 2 runs .*more than --max-runs 2 allows after the 1 runs of the files before it)re");
+  const CliResult ok = genrepro({"plan", a, b, "--model", tiny_model(), "--max-runs", "3"});
+  EXPECT_EQ(ok.exit, 0) << describe({"plan", a, b, "--max-runs", "3"}, ok);
+}
+
 TEST(Validation, OutputPathsAreCheckedBeforeTheFirstToken) {
   ScratchDir dir("validation");
   const std::string experiment = dir.write("exp.json", read_bytes(kGreedy));
