@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the readers that take files from elsewhere (issue #11) with libFuzzer, ASan and UBSan:
-#   safetensors_fuzz  model_config_fuzz  experiment_fuzz  tokenizer_fuzz  evidence_fuzz
+#   safetensors_fuzz  model_config_fuzz  experiment_fuzz  tokenizer_fuzz  evidence_fuzz  checkpoint_fuzz
 # Builds fuzz/ with clang into ${GENREPRO_FUZZ_BUILD_DIR:-build-fuzz}, seeds each corpus from the
 # project's own files, and runs every target for GENREPRO_FUZZ_SECONDS (default 60; the issue's
 # bar is 600). Prints executions and findings per target; a finding (crash, leak, timeout, OOM)
@@ -26,6 +26,7 @@ seed() {  # seed TARGET FILES...: copy the files into the target's corpus
 }
 seed experiment_fuzz "$root"/experiments/article/*.json "$root"/tests/cli/data/run/*.json
 seed evidence_fuzz "$root"/tests/cli/data/diff/*.json "$root"/golden/fixture/greedy.json
+seed checkpoint_fuzz "$root"/tests/cli/data/checkpoint/*.checkpoint
 
 /usr/bin/python3 - "$build" "$root" <<'PY'
 import json, os, struct, sys
@@ -58,7 +59,7 @@ with open(f"{root}/tests/reference/tokenizer/corpus.jsonl") as f:
 PY
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors_fuzz model_config_fuzz experiment_fuzz tokenizer_fuzz evidence_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors_fuzz model_config_fuzz experiment_fuzz tokenizer_fuzz evidence_fuzz checkpoint_fuzz)
 status=0
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 for t in "${targets[@]}"; do

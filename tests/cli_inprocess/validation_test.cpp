@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <thread>
@@ -142,6 +143,20 @@ TEST(Validation, GridsAreCountedBeforeTheyAreExpanded) {
                  R"re(b\.json: runs: expands to 2 runs .*more than --max-runs 2 allows after the 1 runs of the files before it)re");
   const CliResult ok = genrepro({"plan", a, b, "--model", tiny_model(), "--max-runs", "3"});
   EXPECT_EQ(ok.exit, 0) << describe({"plan", a, b, "--max-runs", "3"}, ok);
+}
+
+// docs/validation.md, "Writers": a symlink at --out is replaced by the evidence; what it pointed
+// to is never written through it.
+TEST(Validation, ASymlinkAtOutIsReplacedAndItsTargetKept) {
+  ScratchDir dir("validation");
+  const std::string target = dir.write("elsewhere.json", "keep me\n");
+  std::filesystem::create_symlink(target, dir / "e.json");
+  const std::vector<std::string> args = {"run", kGreedy, "--model", tiny_model(), "--out", dir / "e.json"};
+  const CliResult r = genrepro(args);
+  ASSERT_EQ(r.exit, 0) << describe(args, r);
+  EXPECT_FALSE(std::filesystem::is_symlink(dir / "e.json"));
+  EXPECT_EQ(ordered_json::parse(read_bytes(dir / "e.json"))["runs"].size(), 1u);
+  EXPECT_EQ(read_bytes(target), "keep me\n");
 }
 
 TEST(Validation, OutputPathsAreCheckedBeforeTheFirstToken) {

@@ -1,5 +1,8 @@
 // genrepro run, the part that runs the model (flags and experiment files are checked in cli/run.cpp).
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <optional>
 #include <string>
 
@@ -13,6 +16,7 @@
 #include "model/model_files.hpp"
 #include "util/errors.hpp"
 #include "util/progress.hpp"
+#include "util/sha256.hpp"
 
 namespace genrepro::cli {
 
@@ -62,6 +66,24 @@ int check_equivalence(const RunnerOptions& runner, double prob_tolerance, bool j
   return equivalent && !batch_difference ? kExitOk : kExitDiffer;
 }
 
+// The code that computes the runs, as bytes: the genrepro executable and every genrepro library
+// mapped into this process (sha256 of each, in path order). A git commit alone would not tell
+// two builds of one dirty tree apart.
+OrderedJson build_fingerprint() {
+  std::set<std::string> files;
+  std::error_code ec;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (!ec) files.insert(exe);
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    const size_t slash = line.find('/');
+    if (slash != std::string::npos && line.find("libgenrepro_", slash) != std::string::npos) files.insert(line.substr(slash));
+  }
+  OrderedJson fingerprint = OrderedJson::object();
+  for (const std::string& f : files) fingerprint[std::filesystem::path(f).filename().string()] = sha256_file(f).sha256;
+  return fingerprint;
+}
+
 // The checkpoint beside --out, from the first run to the written evidence (docs/resume.md): opened
 // and locked before the model loads (so an unwritable --out or a second writer is refused before
 // any work), started or resumed once the header is known, one line per finished run.
@@ -91,7 +113,8 @@ class RunCheckpoint {
 
   // RunnerOptions::resume: the finished runs to keep, after checking that they are this run's.
   std::vector<RunRecord> resume(const Evidence& header) {
-    const OrderedJson key = checkpoint_key(header, std::to_string(o_.shard.index) + "/" + std::to_string(o_.shard.count));
+    OrderedJson key = checkpoint_key(header, std::to_string(o_.shard.index) + "/" + std::to_string(o_.shard.count));
+    key["genrepro"]["files_sha256"] = build_fingerprint();
     if (!o_.resume || found_.empty) {
       if (o_.resume) io_.err << "resume: no checkpoint at " << file_.path() << "; starting from the first run\n";
       file_.start(key);
