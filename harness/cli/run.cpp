@@ -76,7 +76,8 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
       "Every file is checked before anything runs (docs/experiments.md).");
   cmd->add_option("experiments", o->experiments, "Experiment files (JSON), e.g. experiments/article/*.json")->required();
   add_model_flags(*cmd, o->model);
-  cmd->add_option("--out", o->out, "Where to write the evidence (atomically)")->capture_default_str();
+  cmd->add_option("--out", o->out, "Where to write the evidence (atomically, after the last run; until then the finished runs\n"
+                  "are kept in <out>.checkpoint: docs/resume.md)")->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Cores to use: BLAS threads of a batch, or batches at once (docs/numerics.md); the\n"
                   "evidence's runs do not depend on it")
