@@ -14,4 +14,6 @@ cmake --build "$build" -j "$(nproc)" >&2
 cd "$build"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1:detect_odr_violation=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# Tests that wait on a process scale their patience by this (an instrumented build is slower).
+export GENREPRO_TEST_SLOWDOWN=5
 ctest --output-on-failure -j "$(nproc)" --timeout 900 "$@"

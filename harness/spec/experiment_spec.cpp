@@ -181,14 +181,15 @@ class SpecReader {
       return values;
     }
     if (v.empty()) fail(where, "empty list; give at least one value (" + allowed_for(key) + ")");
+    // Repeats are found in n log n: a 1 MiB file can hold a list of 200,000 values.
+    std::map<json, size_t> first_index;
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string at = element(where, i);
       if (key != "sampler_order" && v[i].is_array())
         fail_value(at, v[i], allowed_for(key) + " (lists do not nest)");
       check_run_value(key, v[i], at);
-      for (size_t j = 0; j < i; ++j) {
-        if (v[j] == v[i]) fail(at, shown(v[i]) + " repeats " + element(where, j) + "; list each value once");
-      }
+      const auto [it, fresh] = first_index.emplace(v[i], i);
+      if (!fresh) fail(at, shown(v[i]) + " repeats " + element(where, it->second) + "; list each value once");
       values.emplace_back(v[i], at);
     }
     return values;

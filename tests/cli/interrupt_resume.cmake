@@ -6,4 +6,4 @@ add_test(NAME cli.run.interrupt_and_resume
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/scripts/interrupt_resume.py
           --binary $<TARGET_FILE:genrepro> --model ${GENREPRO_TINY_MODEL})
 set_tests_properties(cli.run.interrupt_and_resume PROPERTIES
-  LABELS "cli" TIMEOUT 300 FIXTURES_REQUIRED tiny_model)
+  LABELS "cli" TIMEOUT 900 FIXTURES_REQUIRED tiny_model)

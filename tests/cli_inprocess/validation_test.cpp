@@ -141,6 +141,13 @@ TEST(Validation, GridsAreCountedBeforeTheyAreExpanded) {
   const std::string b = dir.write("b.json", R"({"name": "b", "prompts": ["x", "y"], "runs": [{"mode": "greedy"}]})");
   expect_refused({"plan", a, b, "--model", tiny_model(), "--max-runs", "2"},
                  R"re(b\.json: runs: expands to 2 runs .*more than --max-runs 2 allows after the 1 runs of the files before it)re");
+  // A list as long as a 1 MiB file holds is checked for repeats in n log n, so even this is quick
+  // (pairwise, 120,000 values took seconds).
+  std::string long_list;
+  for (int i = 0; i < 120000; ++i) long_list += (i ? "," : "") + std::to_string(i);
+  const std::string wide = dir.write("wide.json", R"({"name": "wide", "prompts": ["a", "b"], "runs": [{"mode": "sample", "seed": [)" +
+                                                      long_list + "]}]}");
+  expect_refused({"plan", wide, "--model", tiny_model()}, R"re(wide\.json: runs: expands to 240000 runs)re");
   const CliResult ok = genrepro({"plan", a, b, "--model", tiny_model(), "--max-runs", "3"});
   EXPECT_EQ(ok.exit, 0) << describe({"plan", a, b, "--max-runs", "3"}, ok);
 }

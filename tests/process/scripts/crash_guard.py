@@ -11,10 +11,27 @@ import sys
 import time
 
 
+def waiting_on_stdin(pid, limit_s=30.0):
+    """Until the process blocks in read(0, ...): its handlers are installed by then. A fixed sleep
+    raced with slow starts (a loaded machine, a sanitizer build). /proc/PID/syscall shows the
+    blocking call as "<nr> <arg0> ..."; read is 0 on x86-64 and 63 on arm64."""
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        try:
+            with open(f"/proc/{pid}/syscall") as f:
+                fields = f.read().split()
+        except OSError:
+            time.sleep(1.0)  # no /proc/PID/syscall here: give it a generous second
+            return
+        if len(fields) > 1 and fields[0] in ("0", "63") and int(fields[1], 16) == 0:
+            return
+        time.sleep(0.01)
+
+
 def crash(binary, sig):
     p = subprocess.Popen([binary, "tokenize", "--model", os.environ["GENREPRO_TOKENIZER_DIR"], "--input", "-"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)  # let it reach the read of standard input
+    waiting_on_stdin(p.pid)
     p.send_signal(sig)
     out, err = p.communicate(timeout=30)
     return p.returncode, err

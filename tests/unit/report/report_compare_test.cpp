@@ -225,7 +225,7 @@ TEST(ReportArticle, TheArticlesNumbersStandBesideTheEvidences) {
   EXPECT_THAT(md, HasSubstr("| tokens kept | article | same as the article | run |"));
   EXPECT_THAT(md, HasSubstr("| 35 | 35 | yes | x/a |"));
   EXPECT_THAT(md, HasSubstr("## Against the article"));
-  EXPECT_THAT(md, HasSubstr("| nucleus T=1 p=0.9 at new token 1 (steps[0]) | 35 | 35 / 7 | **differs** |"));
+  EXPECT_THAT(md, HasSubstr("| nucleus T=1 p=0.9 at new token 1 (steps\\[0\\]) | 35 | 35 / 7 | **differs** |"));
   EXPECT_THAT(md, HasSubstr("| eos token id | 50256 | 50256 | match |"));
   // The stopping table: the article's stop beside each run's, a difference highlighted.
   EXPECT_THAT(md, HasSubstr("| the article | same as the article |"));

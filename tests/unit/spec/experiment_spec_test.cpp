@@ -299,8 +299,22 @@ TEST(ExperimentSpecErrors, HugeGridsAreRefusedBeforeExpanding) {
   for (int i = 0; i < 1000; ++i) temps += (i ? "," : "") + std::to_string(1 + i);
   temps += "]";
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temperature": )" + temps + R"(, "seed": )" + seeds + "}")),
-            "experiments/x.json: runs: expands to more than 100000 runs; split the grid into several files, or check "
-            "for a list where one value was meant");
+            "experiments/x.json: runs: expands to 1000000 runs (prompts x each list's length), more than --max-runs "
+            "100000 allows; check for a list where one value was meant, or raise --max-runs (at most 1000000) and split "
+            "the work with --shard");
+  // Past 2^64 the count saturates instead of wrapping to a small number that would pass.
+  std::string many = "[";
+  for (int i = 0; i < 70000; ++i) many += (i ? "," : "") + std::to_string(i);
+  many += "]";
+  // 70000^3 x 1000 x 5 x 6 x 2 = 2.1e19 > 2^64 = 1.8e19.
+  const std::string seven_axes =
+      R"({"mode": "sample", "seed": )" + many + R"(, "temperature": )" + temps + R"(, "top_k": )" + many +
+      R"(, "top_p": [0.1, 0.2, 0.3, 0.4, 0.5], "max_new_tokens": )" + many +
+      R"(, "stop_at_eos": [true, false], "sampler_order": [["temperature", "top_k", "top_p"], ["temperature", "top_p", "top_k"],
+      ["top_k", "temperature", "top_p"], ["top_k", "top_p", "temperature"], ["top_p", "temperature", "top_k"],
+      ["top_p", "top_k", "temperature"]]})";
+  const std::string saturated = error_of(with_run(seven_axes));
+  EXPECT_NE(saturated.find("expands to at least 18446744073709551615 runs"), std::string::npos) << saturated;
 }
 
 TEST(ExperimentSpecErrors, MissingFileAndDirectory) {
