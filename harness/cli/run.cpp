@@ -62,6 +62,14 @@ RunRequest run_request_from(const RunOptions& o) {
   r.resume = o.resume;
   if (o.resume && o.check_equivalence)
     throw UsageError("--resume with --check-equivalence: the check writes no evidence, so there is nothing to resume; drop one of them");
+  if (!o.check_equivalence) {
+    r.checkpoint = std::make_shared<CheckpointFile>(CheckpointFile::open(checkpoint_path_for(o.out)));
+    r.checkpoint_found = r.checkpoint->read();
+    const CheckpointContents& found = r.checkpoint_found;
+    if (!o.resume && !found.empty && !found.runs.empty())
+      throw UsageError(r.checkpoint->path() + ": holds " + std::to_string(found.runs.size()) +
+                       " finished run(s) of an interrupted 'genrepro run'; add --resume to continue it, or delete it to start over");
+  }
   return r;
 }
 

@@ -9,6 +9,7 @@
 // 2 bad input, 3 internal error.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 
 #include "cli/console.hpp"
 #include "cli/model_choice.hpp"
+#include "evidence/checkpoint.hpp"
 #include "evidence/evidence_diff.hpp"
 #include "evidence/numerics_record.hpp"
 #include "evidence/replay_report.hpp"
@@ -56,6 +58,11 @@ struct RunRequest {
   double prob_tolerance = kDefaultProbTolerance;
   bool json = false;  // the summary (or the equivalence verdict) as one JSON object on stdout
   bool resume = false;  // continue from <out>.checkpoint (docs/resume.md)
+  // <out>.checkpoint, opened, locked and read before the engine loads (so an unwritable --out, a
+  // second writer or a checkpoint without --resume is refused in milliseconds); null with
+  // --check-equivalence, which writes nothing.
+  std::shared_ptr<CheckpointFile> checkpoint;
+  CheckpointContents checkpoint_found;
 };
 
 // `genrepro replay`: GOLDEN read and checked as evidence.

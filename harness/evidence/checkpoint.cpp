@@ -158,7 +158,13 @@ CheckpointFile::CheckpointFile(CheckpointFile&& other) noexcept : path_(std::mov
 }
 
 CheckpointFile::~CheckpointFile() {
-  if (fd_ >= 0) ::close(fd_);  // closing the descriptor ends the lock
+  if (fd_ < 0) return;
+  // Opening created the file; one that is still empty (the run never started) is not left behind.
+  struct stat held {}, named {};
+  if (::fstat(fd_, &held) == 0 && held.st_size == 0 && ::stat(path_.c_str(), &named) == 0 &&
+      held.st_ino == named.st_ino && held.st_dev == named.st_dev)
+    ::unlink(path_.c_str());
+  ::close(fd_);  // closing the descriptor ends the lock
 }
 
 CheckpointContents CheckpointFile::read() const {

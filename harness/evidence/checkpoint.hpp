@@ -56,6 +56,7 @@ class CheckpointFile {
   CheckpointFile(CheckpointFile&& other) noexcept;
   CheckpointFile& operator=(CheckpointFile&&) = delete;
   CheckpointFile(const CheckpointFile&) = delete;
+  // Ends the lock; deletes the file if it is still empty (nothing ran).
   ~CheckpointFile();
 
   const std::string& path() const { return path_; }

@@ -90,12 +90,8 @@ OrderedJson build_fingerprint() {
 class RunCheckpoint {
  public:
   RunCheckpoint(const RunRequest& o, Console& io)
-      : o_(o), io_(io), file_(CheckpointFile::open(checkpoint_path_for(o.out))), found_(file_.read()),
-        holds_runs_(!found_.runs.empty() || found_.dropped_partial_line) {
-    if (!o.resume && !found_.empty && !found_.runs.empty())
-      throw UsageError(file_.path() + ": holds " + std::to_string(found_.runs.size()) +
-                       " finished run(s) of an interrupted 'genrepro run'; add --resume to continue it, or delete it to start over");
-  }
+      : o_(o), io_(io), file_(*o.checkpoint), found_(o.checkpoint_found),
+        holds_runs_(!found_.runs.empty() || found_.dropped_partial_line) {}
   // A checkpoint without a finished run is not left behind when the run fails early; one with
   // finished runs (found, or written now) is never removed before the evidence is written.
   ~RunCheckpoint() {
@@ -145,8 +141,8 @@ class RunCheckpoint {
  private:
   const RunRequest& o_;
   Console& io_;
-  CheckpointFile file_;
-  CheckpointContents found_;
+  CheckpointFile& file_;  // opened and locked by the CLI (cli/run.cpp), held by the request
+  const CheckpointContents& found_;
   bool holds_runs_ = false;
 };
 
