@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "evidence/diff_format.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 
@@ -32,12 +33,6 @@ std::string part_name(const std::string& key) {
   if (key == "shard") return "a different --shard";
   if (key == "numerics") return "different numerics";
   return "a different " + key;
-}
-
-std::string shown(const OrderedJson& v) {
-  constexpr size_t kShown = 60;
-  const std::string s = v.dump(-1, ' ', true, nlohmann::detail::error_handler_t::replace);
-  return s.size() <= kShown ? s : s.substr(0, kShown) + "...";
 }
 
 // Where two JSON values first differ: the path as people read it ("model.files.x.sha256") and
@@ -80,7 +75,7 @@ Difference first_difference(const OrderedJson& a, const OrderedJson& b, const Di
 
 std::string value_at(const OrderedJson& j, const std::string& pointer) {
   try {
-    return shown(j.at(OrderedJson::json_pointer(pointer)));
+    return show_value(j.at(OrderedJson::json_pointer(pointer)));
   } catch (const std::exception&) {
     return "absent";
   }
@@ -153,7 +148,8 @@ CheckpointFile CheckpointFile::open(const std::string& path) {
   throw Error(path + ": keeps being replaced by another process; give this run another --out");
 }
 
-CheckpointFile::CheckpointFile(CheckpointFile&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+CheckpointFile::CheckpointFile(CheckpointFile&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_), pending_first_line_(std::move(other.pending_first_line_)) {
   other.fd_ = -1;
 }
 
@@ -240,11 +236,13 @@ void CheckpointFile::write_line(const std::string& line) {
 
 void CheckpointFile::start(const OrderedJson& key) {
   truncate_to(0);
-  const OrderedJson first = {{"schema", kCheckpointSchema}, {"key", key}};
-  write_line(first.dump() + "\n");
+  pending_first_line_ = OrderedJson{{"schema", kCheckpointSchema}, {"key", key}}.dump() + "\n";
 }
 
-void CheckpointFile::append(const OrderedJson& run) { write_line(run.dump() + "\n"); }
+void CheckpointFile::append(const OrderedJson& run) {
+  write_line(pending_first_line_ + run.dump() + "\n");
+  pending_first_line_.clear();
+}
 
 void CheckpointFile::remove() {
   if (::unlink(path_.c_str()) != 0 && errno != ENOENT) io_failure(path_, "delete the checkpoint", errno);

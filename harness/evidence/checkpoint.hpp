@@ -65,7 +65,8 @@ class CheckpointFile {
   // reader; a bad first line or a bad line before the last is an EvidenceError naming the line.
   CheckpointContents read() const;
 
-  // Empties the file and writes the first line.
+  // Empties the file; the first line is written with the first run, so a file that holds no run
+  // stays empty and is not left behind.
   void start(const OrderedJson& key);
   // Cuts the file back to `bytes` (dropping a cut-short last line) before appending to it.
   void truncate_to(uint64_t bytes);
@@ -80,6 +81,7 @@ class CheckpointFile {
   void write_line(const std::string& line);
   std::string path_;
   int fd_ = -1;
+  std::string pending_first_line_;  // set by start(), written by the first append()
 };
 
 // Checks the runs of a checkpoint the way every evidence reader checks runs: `header` is the

@@ -29,12 +29,6 @@ std::string show_token(const TokenAtStep& t) {
   return std::to_string(*t.id) + " " + OrderedJson(t.text).dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
-std::string show_value(const OrderedJson& j) {
-  std::string s = show_json(j);
-  if (s.size() > kMaxShownChars) s = s.substr(0, kMaxShownChars) + "...(" + std::to_string(s.size()) + " chars)";
-  return s;
-}
-
 void write_divergence(std::ostream& o, const Divergence& d) {
   o << "  golden token: " << show_token(d.golden) << "  p(golden) " << fmt_prob(d.golden.prob_in_golden) << "  p(new) "
     << fmt_prob(d.golden.prob_in_new) << "\n";
@@ -125,6 +119,12 @@ std::string show_delta(double d) {
 
 std::string show_json(const OrderedJson& j) {
   return j.is_null() ? "(absent)" : j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+std::string show_value(const OrderedJson& j) {
+  std::string s = show_json(j);
+  if (s.size() > kMaxShownChars) s = s.substr(0, kMaxShownChars) + "...(" + std::to_string(s.size()) + " chars)";
+  return s;
 }
 
 std::string diff_summary_line(const EvidenceDiff& diff) {

@@ -24,5 +24,7 @@ std::string show_delta(double d);
 // counting new tokens from 1 beside the 0-based index of the JSON field.
 std::string new_token_label(int64_t step_index);
 std::string show_json(const OrderedJson& j);
+// show_json cut to one short line: "\"5801a7...\"...(66 chars)".
+std::string show_value(const OrderedJson& j);
 
 }  // namespace genrepro

@@ -89,21 +89,8 @@ OrderedJson build_fingerprint() {
 // any work), started or resumed once the header is known, one line per finished run.
 class RunCheckpoint {
  public:
-  RunCheckpoint(const RunRequest& o, Console& io)
-      : o_(o), io_(io), file_(*o.checkpoint), found_(o.checkpoint_found),
-        holds_runs_(!found_.runs.empty() || found_.dropped_partial_line) {}
-  // A checkpoint without a finished run is not left behind when the run fails early; one with
-  // finished runs (found, or written now) is never removed before the evidence is written.
-  ~RunCheckpoint() {
-    if (!holds_runs_) {
-      try {
-        file_.remove();
-      } catch (const std::exception&) {  // a leftover empty checkpoint is harmless
-      }
-    }
-  }
-  RunCheckpoint(const RunCheckpoint&) = delete;
-  RunCheckpoint& operator=(const RunCheckpoint&) = delete;
+  // A checkpoint that holds no run is empty, and CheckpointFile deletes it when the run ends.
+  RunCheckpoint(const RunRequest& o, Console& io) : o_(o), io_(io), file_(*o.checkpoint), found_(o.checkpoint_found) {}
 
   const std::string& path() const { return file_.path(); }
 
@@ -122,28 +109,20 @@ class RunCheckpoint {
                        "; resume with the same experiments, model, genrepro build and --shard, or delete it to start over");
     std::vector<RunRecord> runs = checkpoint_runs(found_, header, file_.path());
     file_.truncate_to(found_.complete_bytes);
-    holds_runs_ = !runs.empty();
     io_.err << "resuming: " << runs.size() << " finished run(s) kept from " << file_.path()
             << (found_.dropped_partial_line ? " (a last line cut short by a kill was dropped)" : "") << "\n";
     return runs;
   }
 
-  void append(const RunRecord& run) {
-    file_.append(run_to_json(run));
-    holds_runs_ = true;
-  }
+  void append(const RunRecord& run) { file_.append(run_to_json(run)); }
 
-  void finished() {
-    file_.remove();
-    holds_runs_ = true;  // nothing left to remove
-  }
+  void finished() { file_.remove(); }
 
  private:
   const RunRequest& o_;
   Console& io_;
   CheckpointFile& file_;  // opened and locked by the CLI (cli/run.cpp), held by the request
   const CheckpointContents& found_;
-  bool holds_runs_ = false;
 };
 
 void write_evidence_keeping_checkpoint(const RunRequest& o, const Evidence& evidence, const RunCheckpoint& checkpoint) {
