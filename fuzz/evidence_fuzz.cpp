@@ -3,9 +3,9 @@
 // that every field the comparison touches is exercised. Only a genrepro::Error may come out.
 #include <cstdint>
 
-#include "evidence/diff_format.hpp"
+#include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
-#include "evidence/evidence_diff.hpp"
+#include "compare/evidence_diff.hpp"
 #include "fuzz_input.hpp"
 #include "util/errors.hpp"
 

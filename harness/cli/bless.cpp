@@ -21,7 +21,7 @@
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
-#include "evidence/golden_bless.hpp"
+#include "golden/golden_bless.hpp"
 #include "util/errors.hpp"
 
 extern char** environ;

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "cli/verbs.hpp"
-#include "evidence/article_check.hpp"
+#include "golden/article_check.hpp"
 #include "evidence/evidence.hpp"
 
 namespace genrepro::cli {

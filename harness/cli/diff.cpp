@@ -4,10 +4,10 @@
 
 #include "cli/flag_kinds.hpp"
 #include "cli/verbs.hpp"
-#include "evidence/diff_ci_report.hpp"
-#include "evidence/diff_format.hpp"
+#include "compare/diff_ci_report.hpp"
+#include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
-#include "evidence/evidence_diff.hpp"
+#include "compare/evidence_diff.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 

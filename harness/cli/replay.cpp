@@ -7,7 +7,7 @@
 #include "cli/flag_kinds.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
-#include "evidence/replay_report.hpp"
+#include "compare/replay_report.hpp"
 
 namespace genrepro::cli {
 

@@ -7,7 +7,7 @@
 
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
-#include "evidence/article_check.hpp"
+#include "golden/article_check.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
 

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
-#include "evidence/replay_report.hpp"
+#include "compare/replay_report.hpp"
 #include "model/model_files.hpp"
 #include "util/progress.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "evidence/diff_format.hpp"
+#include "evidence/value_text.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 

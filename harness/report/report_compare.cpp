@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <map>
 
-#include "evidence/article_check.hpp"
-#include "evidence/diff_format.hpp"
-#include "evidence/evidence_diff.hpp"
+#include "golden/article_check.hpp"
+#include "compare/diff_format.hpp"
+#include "compare/evidence_diff.hpp"
 #include "report/report_text.hpp"
 
 namespace genrepro {

@@ -16,7 +16,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "evidence/article_check.hpp"
+#include "golden/article_check.hpp"
 #include "evidence/evidence.hpp"
 #include "report/report.hpp"
 #include "report/report_svg.hpp"

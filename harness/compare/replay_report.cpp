@@ -1,4 +1,4 @@
-#include "evidence/replay_report.hpp"
+#include "compare/replay_report.hpp"
 
 #include <algorithm>
 #include <cmath>

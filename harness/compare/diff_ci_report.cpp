@@ -1,9 +1,9 @@
-#include "evidence/diff_ci_report.hpp"
+#include "compare/diff_ci_report.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-#include "evidence/diff_format.hpp"
+#include "compare/diff_format.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {

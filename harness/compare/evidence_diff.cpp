@@ -1,14 +1,14 @@
 // Golden evidence against new evidence, document by document: runs matched by id (each pair
 // compared by diff_run, run_diff.cpp), missing and extra runs, and the environment and
 // provenance blocks listed as likely causes.
-#include "evidence/evidence_diff.hpp"
+#include "compare/evidence_diff.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
-#include "evidence/diff_format.hpp"
+#include "compare/diff_format.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

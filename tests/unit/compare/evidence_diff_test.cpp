@@ -1,7 +1,7 @@
 // diff on small hand-made evidence: every verdict, the divergence report, the precedence. The
 // distributions are written out by hand (evidence_builders.hpp) so each expected verdict can be
 // checked against docs/diff.md on paper. Reading evidence files is evidence_read_test.cpp's.
-#include "evidence/evidence_diff.hpp"
+#include "compare/evidence_diff.hpp"
 
 #include <cmath>
 #include <string>
@@ -11,9 +11,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "evidence/diff_format.hpp"
+#include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
-#include "evidence_builders.hpp"
+#include "unit/evidence/evidence_builders.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -1,4 +1,4 @@
-#include "evidence/article_check.hpp"
+#include "golden/article_check.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <functional>
 #include <sstream>
 
-#include "evidence/diff_format.hpp"
+#include "evidence/value_text.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"

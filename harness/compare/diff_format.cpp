@@ -1,5 +1,7 @@
 // A diff shown to a person (text) and to a program (genrepro.diff/1), docs/diff.md.
-#include "evidence/diff_format.hpp"
+#include "compare/diff_format.hpp"
+
+#include "evidence/value_text.hpp"
 
 #include <cstdio>
 #include <sstream>
@@ -11,9 +13,6 @@ namespace {
 // Verdicts that make a run differ, in the order the summary counts them.
 constexpr Verdict kDifferVerdicts[] = {Verdict::regression, Verdict::kept_set_change, Verdict::sampler_change,
                                        Verdict::params_change, Verdict::near_tie};
-
-// Long values (torch_config, loaded libraries) are summarized in text; --json keeps them whole.
-constexpr std::size_t kMaxShownChars = 60;
 
 std::string fmt_prob(std::optional<double> p) {
   if (!p) return "-";
@@ -106,26 +105,6 @@ OrderedJson run_json(const RunDiff& r) {
 }
 
 }  // namespace
-
-std::string new_token_label(int64_t step_index) {
-  return "new token " + std::to_string(step_index + 1) + " (steps[" + std::to_string(step_index) + "])";
-}
-
-std::string show_delta(double d) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2g", d);
-  return buf;
-}
-
-std::string show_json(const OrderedJson& j) {
-  return j.is_null() ? "(absent)" : j.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
-}
-
-std::string show_value(const OrderedJson& j) {
-  std::string s = show_json(j);
-  if (s.size() > kMaxShownChars) s = s.substr(0, kMaxShownChars) + "...(" + std::to_string(s.size()) + " chars)";
-  return s;
-}
 
 std::string diff_summary_line(const EvidenceDiff& diff) {
   std::string s = "diff: " + std::to_string(diff.runs.size()) + " runs compared, " +

@@ -1,6 +1,6 @@
 // check-article against golden/article/article-facts.json: the facts file holds the article's
 // published numbers; evidence that reproduces them passes, fixture evidence fails clearly.
-#include "evidence/article_check.hpp"
+#include "golden/article_check.hpp"
 
 #include <string>
 
@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "evidence/evidence.hpp"
-#include "evidence_builders.hpp"
+#include "unit/evidence/evidence_builders.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -1,7 +1,7 @@
 // diff's CI formats on hand-built diffs: one JUnit test case per run with the failure message a
 // person needs (verdict, new token N, both tokens and probabilities), missing/extra runs as
 // failures, control characters and markup escaped; GitHub annotations one line each.
-#include "evidence/diff_ci_report.hpp"
+#include "compare/diff_ci_report.hpp"
 
 #include <gtest/gtest.h>
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
-#include "evidence/evidence_diff.hpp"
+#include "compare/evidence_diff.hpp"
 #include "util/json_text.hpp"
 
 namespace genrepro {

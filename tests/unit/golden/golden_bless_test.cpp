@@ -1,6 +1,6 @@
 // bless's library side: one golden file per experiment, volatile fields stripped, the preview
 // diff against what the directory holds, atomic writes that leave an old golden intact on failure.
-#include "evidence/golden_bless.hpp"
+#include "golden/golden_bless.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "evidence/evidence.hpp"
-#include "evidence_builders.hpp"
+#include "unit/evidence/evidence_builders.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -1,12 +1,12 @@
-#include "evidence/golden_bless.hpp"
+#include "golden/golden_bless.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
-#include "evidence/diff_ci_report.hpp"
-#include "evidence/diff_format.hpp"
+#include "compare/diff_ci_report.hpp"
+#include "evidence/value_text.hpp"
 #include "util/atomic_file.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"

@@ -5,7 +5,7 @@
 // them: "new token N" is steps[N - 1] (docs/diff.md).
 #include <string>
 
-#include "evidence/evidence_diff.hpp"
+#include "compare/evidence_diff.hpp"
 
 namespace genrepro {
 

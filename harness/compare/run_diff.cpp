@@ -6,8 +6,8 @@
 #include <limits>
 #include <set>
 
-#include "evidence/diff_format.hpp"
-#include "evidence/evidence_diff.hpp"
+#include "compare/diff_format.hpp"
+#include "compare/evidence_diff.hpp"
 #include "spec/experiment_spec.hpp"
 
 namespace genrepro {

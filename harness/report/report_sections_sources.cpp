@@ -1,0 +1,73 @@
+// Where the evidence came from: schema, build, environment, model files, experiments.
+#include "report/report_section_kit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "report/report_compare.hpp"
+#include "report/report_text.hpp"
+
+namespace genrepro::sections {
+
+void add_sources(const Inputs& in, Builder& b) {
+  b.heading("Where this came from");
+  for (const ReportDocument& d : in.documents) {
+    const Evidence& e = d.evidence;
+    const Environment& env = e.environment;
+    b.heading("Evidence " + quoted_token(d.name), 3);
+    ReportTable t;
+    t.header = {"field", "value"};
+    t.numeric = {false, false};
+    const auto row = [&](const std::string& name, const std::string& value) { t.rows.push_back({name, value}); };
+    row("schema", e.schema);
+    row("genrepro", or_not_recorded(e.genrepro.version) + " (commit " + or_not_recorded(e.genrepro.git_commit) + ")");
+    row("created (UTC)", or_not_recorded(e.created_utc));
+    row("libtorch", or_not_recorded(env.libtorch_version));
+    row("ATen CPU capability", or_not_recorded(env.cpu_capability));
+    row("BLAS", env.blas.vendor + ", " + or_not_recorded(env.blas.resolved ? env.blas.resolved : env.blas.library) +
+                    (env.blas.core ? ", core " + *env.blas.core : "") +
+                    (env.blas.threads ? ", " + std::to_string(*env.blas.threads) + " threads" : ""));
+    row("threads (intra-op / inter-op)", std::to_string(env.threads.intra_op) + " / " + std::to_string(env.threads.inter_op));
+    row("CPU", or_not_recorded(env.cpu.model) + " (" + std::to_string(env.cpu.logical_cores) + " logical cores, " +
+                   std::to_string(env.cpu.usable_cores) + " usable)");
+    row("float control", env.float_control ? std::string("flush-to-zero ") + (env.float_control->flush_to_zero ? "on" : "off") +
+                                                 ", denormals-are-zero " + (env.float_control->denormals_are_zero ? "on" : "off") +
+                                                 ", rounding " + env.float_control->rounding
+                                           : "not recorded");
+    std::vector<std::string> vars;
+    for (const auto& [name, value] : env.numerics_env) {
+      if (value) vars.push_back(name + "=" + *value);
+    }
+    row("numerics variables set", vars.empty() ? "none" : join(vars, " "));
+    row("compiler", or_not_recorded(env.compiler));
+    row("OS / kernel", or_not_recorded(env.os) + " / " + or_not_recorded(env.kernel));
+    row("dtype / device", env.dtype + " / " + env.device);
+    row("model", or_not_recorded(e.model.source) + ": " + or_not_recorded(e.model.path));
+    row("EOS token id / context length", std::to_string(e.model.eos_token_id) + " / " + std::to_string(e.model.n_positions));
+    b.table(std::move(t));
+    if (e.model.files.empty()) {
+      b.note("The evidence records no model file checksums.");
+    } else {
+      ReportTable f;
+      f.header = {"model file", "bytes", "sha256"};
+      f.numeric = {false, true, false};
+      for (const auto& [name, info] : e.model.files) {  // a std::map: a fixed, sorted order
+        f.rows.push_back({name, format_count(static_cast<int64_t>(info.bytes)), info.sha256});
+      }
+      b.table(std::move(f));
+    }
+    if (!e.experiments.empty()) {
+      ReportTable x;
+      x.header = {"experiment", "file", "sha256"};
+      x.numeric = {false, false, false};
+      for (const auto& ex : e.experiments) x.rows.push_back({ex.name, ex.path, ex.sha256});
+      b.table(std::move(x));
+    }
+  }
+}
+
+}  // namespace genrepro::sections
