@@ -15,12 +15,13 @@ set(GENREPRO_BROKEN_MODELS "${CMAKE_BINARY_DIR}/broken-models")
 set(GENREPRO_TORCH_TEST_SHARDS 4)
 
 # genrepro_gtest(NAME <target> SOURCES <files...> LIBS <libs...> LABELS <labels...> [NEEDS_MODEL] [BATCHED]
-#                [SHARDS <n>] [FILTER <gtest filter>] [FIXTURES <ctest fixtures...>])
+#                [SHARDS <n>] [FILTER <gtest filter>] [FIXTURES <ctest fixtures...>] [ENV <NAME=value...>])
 # BATCHED: register <n> entries <target>.shard<i>of<n> (n: SHARDS, else GENREPRO_TORCH_TEST_SHARDS)
 # instead of one per test; FILTER limits what the shards run (--gtest_filter).
-# FIXTURES: ctest fixtures the tests need besides the tiny model (NEEDS_MODEL).
+# FIXTURES: ctest fixtures the tests need besides the tiny model (NEEDS_MODEL). ENV: environment
+# of the shards (BATCHED only), e.g. where a fixture wrote its output.
 function(genrepro_gtest)
-  cmake_parse_arguments(T "NEEDS_MODEL;BATCHED" "NAME;SHARDS;FILTER" "SOURCES;LIBS;LABELS;FIXTURES" ${ARGN})
+  cmake_parse_arguments(T "NEEDS_MODEL;BATCHED" "NAME;SHARDS;FILTER" "SOURCES;LIBS;LABELS;FIXTURES;ENV" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main)
   target_include_directories(${T_NAME} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
@@ -60,7 +61,10 @@ function(genrepro_gtest)
     set(test ${T_NAME}.shard${shown}of${T_SHARDS})
     add_test(NAME ${test} COMMAND ${T_NAME} --gtest_brief=1 ${filter})
     set_tests_properties(${test} PROPERTIES LABELS "${T_LABELS}" FIXTURES_REQUIRED "${fixtures}" TIMEOUT 300
-      ENVIRONMENT "GTEST_TOTAL_SHARDS=${T_SHARDS};GTEST_SHARD_INDEX=${i}")
+      ENVIRONMENT "GTEST_TOTAL_SHARDS=${T_SHARDS};GTEST_SHARD_INDEX=${i};${T_ENV}")
+    if(NOT T_ENV)
+      set_tests_properties(${test} PROPERTIES ENVIRONMENT "GTEST_TOTAL_SHARDS=${T_SHARDS};GTEST_SHARD_INDEX=${i}")
+    endif()
   endforeach()
 endfunction()
 

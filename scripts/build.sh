@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Configures and builds genrepro (Release) into ${GENREPRO_BUILD_DIR:-build}.
+#   bash scripts/build.sh [TARGET...]     no target: everything (tests and benchmarks included)
+# scripts/main.sh builds only `genrepro` (which pulls in the engine verbs it opens); scripts/test.sh
+# builds everything.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${GENREPRO_BUILD_DIR:-$root/build}"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release >&2
 fi
-cmake --build "$build" -j "$(nproc)" >&2
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$build" -j "$(nproc)" "${targets[@]}" >&2

@@ -10,7 +10,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${GENREPRO_BUILD_DIR:-$root/build}"
 bash "$root/scripts/setup.sh"
-bash "$root/scripts/build.sh"
+# Only what the job runs: the genrepro command and the engine verbs it opens (no tests, no benchmarks).
+bash "$root/scripts/build.sh" genrepro
 genrepro="$build/genrepro"
 cd "$root"
 

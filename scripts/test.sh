@@ -4,7 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${GENREPRO_BUILD_DIR:-$root/build}"
-bash "$root/scripts/setup.sh"
-bash "$root/scripts/build.sh"
+bash "$root/scripts/setup.sh" --tests  # with CI=true: Chromium for the report screenshot test
+bash "$root/scripts/build.sh"  # everything: the command, the test binaries, the benchmarks
 cd "$build"
 ctest --output-on-failure -j "$(nproc)" "$@"

@@ -1,4 +1,6 @@
-# CI formats and recipes: diff's JUnit XML and GitHub annotations (validated against a JUnit schema).
+# CI formats and recipes: diff's JUnit XML and GitHub annotations. The XML is validated against
+# tests/data/junit.xsd, the project's own JUnit schema: no Debian 12 package ships a published one
+# (tests/ci/scripts/diff_ci_formats.py lists the packages looked in).
 add_test(NAME ci.diff_junit_and_annotations
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/diff_ci_formats.py --binary $<TARGET_FILE:genrepro>
           --golden ${CMAKE_SOURCE_DIR}/golden/fixture --xsd ${CMAKE_SOURCE_DIR}/tests/data/junit.xsd

@@ -1,7 +1,10 @@
 # A headless Chromium screenshot of `genrepro report --golden` on golden/fixture's runs with one
-# token changed: the rendered page names the run in its verdict section, the screenshot is not
-# blank and shows the verdict on the first screen (tests/cli/scripts/report_screenshot.py).
-# Skipped (exit 77) when Chromium is not installed: GENREPRO_SETUP_CHROMIUM=1 scripts/setup.sh.
+# token changed, checked on its pixels (tests/cli/scripts/report_screenshot.py): the rendered page
+# names the run in its verdict section; the whole-page screenshot is not blank, shows the verdict
+# on the first screen, is not cut (every section heading and the last element have ink), and every
+# chart shows both axes along their whole length. Negative controls show each check can fail.
+# CI installs Chromium (scripts/setup.sh --tests with CI=true) and there the test fails without
+# it; elsewhere it is skipped (exit 77, reason printed) when Chromium or python3-pil is missing.
 add_test(NAME cli.report.chromium_screenshot
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/scripts/report_screenshot.py
           --binary $<TARGET_FILE:genrepro> --golden ${CMAKE_SOURCE_DIR}/golden/fixture)

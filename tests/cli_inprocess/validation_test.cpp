@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -26,17 +25,13 @@ using nlohmann::ordered_json;
 const std::string kGolden = source_path("tests/cli/data/diff/golden.json");
 const std::string kGreedy = source_path("experiments/article/greedy.json");
 
-// Exit 2, exactly one stderr line, matching `regex`, quickly. The bound is generous for a shared,
-// loaded machine (these take milliseconds alone); reading to a size limit, or a hang, takes longer.
-constexpr auto kQuickly = std::chrono::seconds(2);
+// Exit 2, exactly one stderr line, matching `regex`. (A hang is ctest's TIMEOUT to catch; how fast
+// a refusal is belongs to bench/, not to a correctness test.)
 void expect_refused(const std::vector<std::string>& args, const std::string& regex, const CliInput& input = {}) {
-  const auto start = std::chrono::steady_clock::now();
   const CliResult r = genrepro(args, input);
-  const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(r.exit, 2) << describe(args, r);
   EXPECT_EQ(nonblank_lines(r.err), 1) << describe(args, r);
   EXPECT_TRUE(regex_search(regex, r.err)) << "stderr does not match " << regex << "\n" << describe(args, r);
-  EXPECT_LT(took, kQuickly) << describe(args, r);
 }
 
 // golden.json with `edit` applied, written into `dir`.

@@ -19,7 +19,7 @@ Usage:
   article_sampling.py --model DIR --write-loop-ids FILE
       the Python loop above for T = 1, p = 0.9 and seeds 41, 42, 43 (the article's three runs),
       written as JSON {"prompt", "temperature", "top_p", "max_new_tokens", "runs": [{"seed",
-      "ids"}]}. tests/cli_inprocess/article_sampled_loop_test.cpp runs `genrepro generate --ids
+      "ids"}], "greedy": {"ids"}} (greedy: the article's argmax loop, gpt2_reference.greedy). tests/cli_inprocess/article_sampled_loop_test.cpp runs `genrepro generate --ids
       --no-cache` (--rng torch and --rng portable) with the same settings and fails unless every
       token is the same (ctest: reference.article_sampled_loop).
 """
@@ -132,13 +132,17 @@ def write_loop_ids(model_dir, max_new_tokens, path):
     eos = w.config["eos_token_id"]
     runs = [{"seed": seed, "ids": article_loop(w, PROMPT_IDS, 1.0, 0.9, seed, max_new_tokens, eos)}
             for seed in ARTICLE_SEEDS]
+    # The article's greedy loop too (gpt2_reference.greedy): golden/fixture's greedy run is held
+    # to it on every test run (tests/reference/golden_anchor.py).
+    greedy_ids = gpt2_reference.greedy(w, PROMPT_IDS, max_new_tokens)
     doc = {"prompt": PROMPT, "prompt_ids": PROMPT_IDS, "temperature": 1.0, "top_p": 0.9,
-           "max_new_tokens": max_new_tokens, "runs": runs}
+           "max_new_tokens": max_new_tokens, "runs": runs, "greedy": {"ids": greedy_ids}}
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(doc, f)
     for r in runs:
         print(f"seed {r['seed']}: {len(r['ids'])} tokens: {r['ids']}")
+    print(f"greedy: {len(greedy_ids)} tokens: {greedy_ids}")
     return 0
 
 

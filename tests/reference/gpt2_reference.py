@@ -12,12 +12,14 @@ Usage:
       writes {"ids": [...], "logits": [[V floats] per position]} (floats round-trip exactly)
   gpt2_reference.py --model DIR --ids 1169,7850,3331,373 --greedy 30
       the article's greedy loop (use_cache=False, argmax of the last position, append);
-      prints the new token ids as a JSON array on stdout
+      prints the new token ids as a JSON array on stdout (with --logits-out too, the file also
+      holds them as "greedy")
 Other scripts import load_model / forward_logits / greedy from here.
 """
 import argparse
 import json
 import math
+import os
 import struct
 import sys
 
@@ -186,13 +188,18 @@ def main(argv):
     torch.set_num_threads(args.threads)
     ids = [int(x) for x in args.ids.split(",") if x.strip()]
     w = Gpt2Weights(args.model)
+    new_ids = greedy(w, ids, args.greedy) if args.greedy is not None else None
     if args.logits_out:
         logits = forward_logits(w, ids)
+        doc = {"ids": ids, "logits": logits.double().tolist()}
+        if new_ids is not None:
+            doc["greedy"] = new_ids  # one run serves both (genrepro_engine_tests' fixture)
+        os.makedirs(os.path.dirname(os.path.abspath(args.logits_out)), exist_ok=True)
         with open(args.logits_out, "w") as f:
             # float32 -> Python float (double) is exact, and repr round-trips.
-            json.dump({"ids": ids, "logits": logits.double().tolist()}, f)
-    if args.greedy is not None:
-        print(json.dumps(greedy(w, ids, args.greedy)))
+            json.dump(doc, f)
+    if new_ids is not None:
+        print(json.dumps(new_ids))
     if not args.logits_out and args.greedy is None:
         ap.error("nothing to do: give --logits-out FILE and/or --greedy N")
 

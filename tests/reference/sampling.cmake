@@ -1,6 +1,6 @@
 # The article's own PyTorch sampling code (tests/reference/article_sampling.py) against genrepro:
 # the sampled loop on the tiny fixture, T = 1, p = 0.9, seeds 41/42/43, must pick the same tokens.
-# Python writes its ids first; then `genrepro generate --ids --no-cache` runs in-process
+# Python writes its ids (and the greedy loop's) first; then `genrepro generate --ids --no-cache` runs in-process
 # (tests/cli_inprocess/article_sampled_loop_test.cpp), six generations in one process.
 # (The fixed-logits comparison, no model needed, runs inside genrepro_engine_tests.)
 set(article_loop_ids ${CMAKE_BINARY_DIR}/reference/article-loop-ids.json)
@@ -14,3 +14,12 @@ add_test(NAME reference.article_sampled_loop
 set_tests_properties(reference.article_sampled_loop PROPERTIES
   LABELS "reference" FIXTURES_REQUIRED "tiny_model;article_loop_ids" TIMEOUT 300
   ENVIRONMENT "GENREPRO_ARTICLE_LOOP_IDS=${article_loop_ids}")
+# The regression gate's anchor, rechecked on every run: golden/fixture's greedy and article-sampled
+# runs (greedy.json, top_p_seeds.json, eos.json) hold exactly the ids the Python references wrote
+# above (tests/reference/golden_anchor.py), so the blessed evidence cannot drift from independent
+# code through a bless.
+add_test(NAME reference.golden_fixture_anchor
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/golden_anchor.py
+          --golden ${CMAKE_SOURCE_DIR}/golden/fixture --loop-ids ${article_loop_ids})
+set_tests_properties(reference.golden_fixture_anchor PROPERTIES
+  LABELS "reference;golden" FIXTURES_REQUIRED article_loop_ids TIMEOUT 60)

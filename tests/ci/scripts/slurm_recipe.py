@@ -10,8 +10,21 @@ import shutil
 import subprocess
 import sys
 
-EXPERIMENTS = ["experiments/article/first_prediction_top5.json", "experiments/article/nucleus_sizes.json",
-               "experiments/article/temperature.json"]
+EXPERIMENTS = ["experiments/article/first_prediction_top5.json", "experiments/article/nucleus_sizes.json"]
+# Sampled runs too, so that each shard draws its own runs' tokens: the article's temperature
+# experiment with 6 new tokens instead of 50 (the shards' equality does not need the length, and
+# four genrepro processes make these runs).
+SHORT_TEMPERATURE = {
+    "name": "temperature_short",
+    "description": "experiments/article/temperature.json with 6 new tokens: sampled runs for the Slurm recipe test.",
+    "prompts": ["the river bank was"],
+    "max_new_tokens": 6,
+    "stop_at_eos": False,
+    "use_cache": False,
+    "runs": [{"mode": "sample", "temperature": [0.001, 1.0, 2.0], "seed": 42, "sampler_order": ["temperature"],
+              "rng": "torch"}],
+    "record": {"top_candidates": 5},
+}
 SHARDS = 3
 
 
@@ -34,8 +47,12 @@ def main() -> int:
     a = ap.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
+    short = os.path.join(os.path.abspath(a.work), "temperature_short.json")
+    with open(short, "w") as f:
+        json.dump(SHORT_TEMPERATURE, f, indent=2)
+    experiments = EXPERIMENTS + [short]
     recipe = os.path.join(a.source_dir, "ci", "slurm")
-    env = dict(os.environ, GENREPRO=a.binary, EXPERIMENTS=" ".join(EXPERIMENTS), MODEL=a.model,
+    env = dict(os.environ, GENREPRO=a.binary, EXPERIMENTS=" ".join(experiments), MODEL=a.model,
                SHARD_DIR=os.path.join(a.work, "shards"), OUT_DIR=os.path.join(a.work, "out"),
                GOLDEN=os.path.join(a.work, "golden"))
     failures = []
@@ -46,7 +63,7 @@ def main() -> int:
         if p.returncode != 0:
             failures.append(f"task {task}: exit {p.returncode}: {p.stderr[-500:]}")
     whole = os.path.join(a.work, "whole.json")
-    subprocess.run([a.binary, "run", *EXPERIMENTS, "--model", a.model, "--out", whole], cwd=a.source_dir,
+    subprocess.run([a.binary, "run", *experiments, "--model", a.model, "--out", whole], cwd=a.source_dir,
                    check=True, capture_output=True, timeout=300)
     subprocess.run([a.binary, "bless", whole, "--into", env["GOLDEN"], "--yes"], cwd=a.source_dir, check=True,
                    capture_output=True, timeout=60)

@@ -1,33 +1,38 @@
 #!/usr/bin/env python3
 """genrepro run interrupted and resumed, as a process sees it (issue 11; docs/resume.md).
 
-A grid of 100 runs is started for real and stopped part-way with SIGINT, SIGTERM and SIGKILL (once
-the checkpoint holds a few finished runs). Each time: the evidence file that was there before is
-byte for byte intact, the checkpoint holds the finished runs, and `--resume` completes to the same
-evidence as an uninterrupted run (volatile fields aside). Also: a cut-short last line (a kill
-mid-write) is dropped, not fatal; a checkpoint from other experiments, another model or another
-build is refused with exit 2 and left untouched; a second writer of the same --out is refused; an
-unwritable --out is refused before the model loads; and with --disk, a full disk (a 256 KiB tmpfs,
-in a private mount namespace) stops the run with one line, keeps the old evidence and a whole
-checkpoint, and --resume finishes once there is room.
+A grid of 56 runs is started for real and stopped part-way with SIGKILL (once the checkpoint holds
+15 finished runs): the evidence file that was there before is byte for byte intact, the checkpoint
+holds the finished runs, a cut-short last line (a kill mid-write) is dropped, not fatal, and
+`--resume` completes to the same evidence as an uninterrupted run (volatile fields aside). SIGINT
+and SIGTERM, which run's own handler stops, are sent in-process (tests/cli_inprocess/
+interrupt_test.cpp), and so are the refusals of --resume (RunResume.*). With --part disk: a full
+disk (a small tmpfs, in a private mount namespace) stops the run with one line, keeps the old
+evidence and a whole checkpoint, and --resume finishes once there is room; where the machine
+grants no mount namespace or tmpfs, that part exits 77 (skipped) and says why.
 
 The expected evidence is the uninterrupted run's, an independent execution of the same grid; the
 checks compare it field by field after dropping exactly the fields docs/evidence-format.md calls
 volatile.
 """
 import argparse
-import fcntl
 import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 
-RUNS = 100
+# The full-disk grid: 24 runs (2 prompts x 2 temperatures x 6 seeds), and tmpfs sizes that its
+# checkpoint (about 2.6 KB a run) and evidence (about 4.3 KB a run) outgrow at the two places the
+# check wants: 32k fills while the checkpoint grows, 96k holds the whole checkpoint but not the
+# evidence beside it. (The assertions do not need more runs; each run costs a few ms of a process.)
+DISK_SEEDS = 6
+RUNS = 4 * DISK_SEEDS
+# ctest's SKIP_RETURN_CODE for this script (tests/cli/interrupt_resume.cmake).
+SKIP = 77
 # Seconds any one command may take. A run here takes 2 s; a sanitizer build on a loaded machine
 # takes up to 20 times longer (scripts/sanitize.sh sets GENREPRO_TEST_SLOWDOWN).
 WAIT_S = 60 * float(os.environ.get("GENREPRO_TEST_SLOWDOWN", "1"))
@@ -38,31 +43,31 @@ def fail(msg):
     sys.exit(1)
 
 
-def write_grid(path, name="grid100", tokens=4, use_cache=False):
+def write_grid(path, name="grid24", tokens=4, use_cache=False):
     spec = {
         "name": name,
-        "description": "100 short sampled runs: long enough to interrupt and resume.",
+        "description": f"{RUNS} short sampled runs: enough to fill a small disk.",
         "prompts": ["the river bank was", "once upon a time"],
         "max_new_tokens": tokens,
         "use_cache": use_cache,
-        "runs": [{"mode": "sample", "temperature": [0.7, 1.3], "top_p": [0.9], "seed": list(range(1, 26))}],
+        "runs": [{"mode": "sample", "temperature": [0.7, 1.3], "top_p": [0.9], "seed": list(range(1, DISK_SEEDS + 1))}],
         "record": {"top_candidates": 2},
     }
     with open(path, "w") as f:
         json.dump(spec, f, indent=2)
 
 
-def write_mixed_grid(path):
-    """104 runs: 52 recomputed (4 tokens each), then 52 with the KV cache (8 tokens each, in
-    lock-step batches that finish out of order)."""
+def write_mixed_grid(path, seeds=7):
+    """4 x `seeds` runs recomputed (4 tokens each), then as many with the KV cache (8 tokens each,
+    in lock-step batches that finish out of order): 56 runs by default."""
     spec = {
-        "name": "mixed104",
+        "name": f"mixed{8 * seeds}",
         "description": "Recompute and KV-cache runs: long enough to interrupt in either phase.",
         "prompts": ["the river bank was", "once upon a time"],
         "runs": [
-            {"mode": "sample", "temperature": [0.7, 1.3], "top_p": [0.9], "seed": list(range(1, 14)),
+            {"mode": "sample", "temperature": [0.7, 1.3], "top_p": [0.9], "seed": list(range(1, seeds + 1)),
              "use_cache": False, "max_new_tokens": 4},
-            {"mode": "sample", "temperature": [0.7, 1.3], "top_p": [0.9], "seed": list(range(1, 14)),
+            {"mode": "sample", "temperature": [0.7, 1.3], "top_p": [0.9], "seed": list(range(1, seeds + 1)),
              "use_cache": True, "max_new_tokens": 8},
         ],
         "record": {"top_candidates": 2},
@@ -130,126 +135,52 @@ def expect(result, code, *phrases, what=""):
             fail(f"{what}: stderr lacks {phrase!r}: {result.stderr}")
 
 
-def nudged_model(model, into):
-    """A copy of the model whose ln_f.bias moved: another model with the same architecture."""
-    shutil.copytree(model, into)
-    path = os.path.join(into, "model.safetensors")
-    with open(path, "r+b") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        start, end = json.loads(f.read(n))["ln_f.bias"]["data_offsets"]
-        f.seek(8 + n + start)
-        values = struct.unpack(f"<{(end - start) // 4}f", f.read(end - start))
-        f.seek(8 + n + start)
-        f.write(struct.pack(f"<{len(values)}f", *[v + 0.01 for v in values]))
-    return into
-
-
-def check_signals(g, work):
+def check_sigkill(g, work):
+    """SIGKILL, which no handler sees, in the middle of the grid: what only a process can show.
+    (SIGINT and SIGTERM, which run's handler stops at a safe point, are driven in-process by
+    tests/cli_inprocess/interrupt_test.cpp on the same grid.)"""
     write_mixed_grid(os.path.join(work, "mixed.json"))
     expect(g.run("mixed.json", "reference.json"), 0, what="uninterrupted run")
     reference = stripped(os.path.join(work, "reference.json"))
     total = len(reference["runs"])
-    if total < 100:
-        fail(f"the grid has {total} runs, expected at least 100")
+    if total < 50:
+        fail(f"the grid has {total} runs, expected at least 50")
 
-    # SIGINT while runs are recomputed two at a time; SIGTERM while KV-cache batches run (after the
-    # first batch has finished); SIGKILL in between.
-    for sig, code, after in ((signal.SIGINT, 130, 6), (signal.SIGTERM, 143, total // 2 + 5), (signal.SIGKILL, -9, 30)):
-        name = signal.Signals(sig).name
-        out = f"out-{name}.json"
-        out_path = os.path.join(work, out)
-        checkpoint = out_path + ".checkpoint"
-        with open(out_path, "w") as f:
-            f.write('{"an": "older evidence file that must survive"}\n')
-        before = read_bytes(out_path)
-        rc, err = g.interrupted("mixed.json", out, sig, after)
-        if rc != code:
-            fail(f"{name}: exit {rc}, expected {code}; stderr: {err}")
-        if read_bytes(out_path) != before:
-            fail(f"{name}: {out} changed although the run did not finish")
-        kept = lines(checkpoint) - 1
-        if not after - 1 <= kept < total:
-            fail(f"{name}: the checkpoint holds {kept} runs, expected at least {after - 1} and fewer than {total}")
-        if sig != signal.SIGKILL and f"{kept} of {total} runs finished and kept in {out}.checkpoint" not in err:
-            fail(f"{name}: the message does not say what was kept: {err}")
-        if sig == signal.SIGKILL:
-            # A kill in the middle of a write leaves a last line without its end.
-            with open(checkpoint, "ab") as f:
-                f.write(b'{"id": "mixed104/p1/sample-t1.3-p0.9-s13-0000')
-        if sig == signal.SIGINT:
-            r = g.run("mixed.json", out)
-            expect(r, 2, "add --resume", what=f"{name}: run again without --resume")
-        r = g.run("mixed.json", out, "--resume")
-        expect(r, 0, f"resuming: {kept} finished run(s) kept", what=f"{name}: --resume")
-        if sig == signal.SIGKILL and "cut short" not in r.stderr:
-            fail(f"{name}: the dropped last line was not reported: {r.stderr}")
-        if stripped(out_path) != reference:
-            fail(f"{name}: the resumed evidence differs from the uninterrupted run's")
-        if os.path.exists(checkpoint):
-            fail(f"{name}: the checkpoint is still there after the evidence was written")
-        print(f"ok: {name} after {kept} of {total} runs: exit {rc}, old evidence intact, --resume gives the "
-              "uninterrupted evidence")
-
-
-def check_refusals(g, work, model):
-    rc, err = g.interrupted("grid.json", "refused.json", signal.SIGINT, 4)
-    checkpoint = os.path.join(work, "refused.json.checkpoint")
-    kept = read_bytes(checkpoint)
-
-    def refused(what, phrase, experiment="grid.json", *extra):
-        r = subprocess.run([g.binary, "run", experiment, "--out", "refused.json", "--resume", *extra], cwd=work,
-                           capture_output=True, text=True, timeout=WAIT_S)
-        expect(r, 2, phrase, what=what)
-        if r.stderr.count("\n") > 3:  # the model line, the plan line, and the error
-            fail(f"{what}: more than one error line: {r.stderr}")
-        if read_bytes(checkpoint) != kept:
-            fail(f"{what}: the refused checkpoint was changed")
-        print(f"ok: {what}: exit 2, checkpoint untouched")
-
-    os.makedirs(os.path.join(work, "other"), exist_ok=True)
-    write_grid(os.path.join(work, "other", "grid.json"), tokens=5)
-    refused("other experiments", "is from different experiments: experiments[0].sha256", "other/grid.json",
-            "--model", model)
-    refused("another model", "is from a different model: model.files.model.safetensors.sha256", "grid.json",
-            "--model", nudged_model(model, os.path.join(work, "model-v2")))
-
-    # Another build: the same checkpoint as a different genrepro commit would have written it.
-    with open(checkpoint, "rb") as f:
-        head, rest = f.read().split(b"\n", 1)
-    first = json.loads(head)
-    # (a rebuilt binary of the same dirty tree has the same commit string: the files' sha256 tell)
-    library = sorted(first["key"]["genrepro"]["files_sha256"])[0]
-    first["key"]["genrepro"]["files_sha256"][library] = "0" * 64
-    with open(checkpoint, "wb") as f:
-        f.write(json.dumps(first).encode() + b"\n" + rest)
-    kept = read_bytes(checkpoint)
-    refused("another build", "is from a different build of genrepro: genrepro.files_sha256.", "grid.json", "--model", model)
-
-    # A damaged line that is not the last is not guessed at.
-    with open(checkpoint, "wb") as f:
-        f.write(head + b"\n" + b"{not json\n" + rest)
-    kept = read_bytes(checkpoint)
-    refused("a damaged line", "line 2:", "grid.json", "--model", model)
-
-    # Two writers of one --out: the second finds the checkpoint locked.
-    with open(checkpoint, "r+b") as held:
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        r = g.run("grid.json", "refused.json", "--resume")
-        expect(r, 2, "another genrepro process is writing this checkpoint", what="a second writer")
-        if "running" in r.stderr:
-            fail(f"a second writer: refused only after the plan: {r.stderr}")
-    print("ok: a second writer of the same --out: exit 2 before anything runs")
-
-    r = g.run("grid.json", "/proc/genrepro-cannot-write-here.json")
-    expect(r, 2, "/proc/genrepro-cannot-write-here.json.checkpoint: cannot", what="an unwritable --out")
-    if "running" in r.stderr:
-        fail(f"an unwritable --out: found only after the plan: {r.stderr}")
-    print("ok: an unwritable --out: exit 2 before anything runs")
+    # 15 runs in: while the first, recomputed half runs, with 41 runs to go (the poll is 5 ms).
+    sig, code, after = signal.SIGKILL, -9, 16
+    name = signal.Signals(sig).name
+    out = f"out-{name}.json"
+    out_path = os.path.join(work, out)
+    checkpoint = out_path + ".checkpoint"
+    with open(out_path, "w") as f:
+        f.write('{"an": "older evidence file that must survive"}\n')
+    before = read_bytes(out_path)
+    rc, err = g.interrupted("mixed.json", out, sig, after)
+    if rc != code:
+        fail(f"{name}: exit {rc}, expected {code}; stderr: {err}")
+    if read_bytes(out_path) != before:
+        fail(f"{name}: {out} changed although the run did not finish")
+    kept = lines(checkpoint) - 1
+    if not after - 1 <= kept < total:
+        fail(f"{name}: the checkpoint holds {kept} runs, expected at least {after - 1} and fewer than {total}")
+    # A kill in the middle of a write leaves a last line without its end.
+    with open(checkpoint, "ab") as f:
+        f.write(b'{"id": "mixed56/p1/sample-t1.3-p0.9-s7-0000')
+    r = g.run("mixed.json", out, "--resume")
+    expect(r, 0, f"resuming: {kept} finished run(s) kept", what=f"{name}: --resume")
+    if "cut short" not in r.stderr:
+        fail(f"{name}: the dropped last line was not reported: {r.stderr}")
+    if stripped(out_path) != reference:
+        fail(f"{name}: the resumed evidence differs from the uninterrupted run's")
+    if os.path.exists(checkpoint):
+        fail(f"{name}: the checkpoint is still there after the evidence was written")
+    print(f"ok: {name} after {kept} of {total} runs: exit {rc}, old evidence intact, a cut-short last line dropped, "
+          "--resume gives the uninterrupted evidence")
 
 
 def check_full_disk(g, work, size, where):
     """Runs inside a private mount namespace (see main): the output goes to a tmpfs of `size`,
-    which fills up while the checkpoint grows (128k) or when the evidence is written (256k)."""
+    which fills up while the checkpoint grows (32k) or when the evidence is written (96k)."""
     disk = tempfile.mkdtemp(dir=work, prefix="disk-")
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", disk], check=True)
     try:
@@ -274,7 +205,7 @@ def check_full_disk(g, work, size, where):
         subprocess.run(["mount", "-o", "remount,size=8m", disk], check=True)
         r = g.run("grid.json", out, "--resume")
         expect(r, 0, f"resuming: {kept} finished run(s) kept", what="--resume after the disk had room")
-        # (equality with an uninterrupted run is the signals part's check; here: every run, in order)
+        # (equality with an uninterrupted run is the sigkill part's check; here: every run, in order)
         if [r["index"] for r in stripped(out)["runs"]] != list(range(RUNS)):
             fail("a full disk: the resumed evidence does not hold every run in index order")
         print(f"ok: a disk full at {size} ({where!r}): exit 2 with one line, old evidence intact, {kept} runs kept, "
@@ -283,18 +214,47 @@ def check_full_disk(g, work, size, where):
         subprocess.run(["umount", disk], check=False)
 
 
+def mount_namespace_command():
+    """The unshare prefix that gives a private mount namespace: as root directly, else in a user
+    namespace mapped to root."""
+    if os.geteuid() == 0:
+        return ["unshare", "--mount", "--propagation", "private"]
+    return ["unshare", "--user", "--map-root-user", "--mount"]
+
+
+def probe_mounts(work):
+    """Tries, in a throwaway child, exactly what the full-disk check needs: the private mount
+    namespace, a small tmpfs, a remount to a larger size, the umount. Returns None when all work,
+    else why not (a chroot, an unprivileged container, no user namespaces, no unshare)."""
+    target = tempfile.mkdtemp(dir=work, prefix="probe-")
+    script = ("set -e; mount -t tmpfs -o size=128k tmpfs \"$1\"; mount -o remount,size=256k \"$1\"; "
+              "umount \"$1\"")
+    try:
+        r = subprocess.run(mount_namespace_command() + ["sh", "-c", script, "probe", target],
+                           capture_output=True, text=True, timeout=WAIT_S)
+    except FileNotFoundError as e:
+        return f"no unshare command ({e})"
+    finally:
+        shutil.rmtree(target, ignore_errors=True)
+    if r.returncode != 0:
+        return f"{' '.join(mount_namespace_command())} + mount -t tmpfs failed (exit {r.returncode}): " + \
+               (r.stderr.strip() or "no message")
+    return None
+
+
 def check_disk_in_namespace(g, work, binary, model):
-    # A small tmpfs needs a mount: as root directly, else in a user namespace; without either,
-    # the full-disk check is reported as not run (it is not faked with something else).
+    # A small tmpfs needs a mount: as root directly, else in a user namespace. Where neither is
+    # granted, the full-disk check is reported as skipped with the reason (ctest SKIP_RETURN_CODE),
+    # never faked with something else and never passed silently.
+    why_not = probe_mounts(work)
+    if why_not:
+        print("skipped: a full disk needs a private mount namespace and a tmpfs, which this machine does not grant: "
+              + why_not)
+        sys.exit(SKIP)
     write_grid(os.path.join(work, "grid.json"))
-    mount_ns = ["unshare", "--mount", "--propagation", "private"] if os.geteuid() == 0 else \
-               ["unshare", "--user", "--map-root-user", "--mount"]
-    r = subprocess.run(mount_ns + [sys.executable, os.path.abspath(__file__), "--binary", binary, "--model", model,
-                                   "--work", work, "--part", "disk-inside"], capture_output=True, text=True,
-                       timeout=4 * WAIT_S)
-    if r.returncode != 0 and "unshare" in r.stderr and "Operation not permitted" in r.stderr:
-        print("skipped: a full disk (no mount namespace here: " + r.stderr.strip() + ")")
-        return
+    r = subprocess.run(mount_namespace_command() + [sys.executable, os.path.abspath(__file__), "--binary", binary,
+                                                    "--model", model, "--work", work, "--part", "disk-inside"],
+                       capture_output=True, text=True, timeout=4 * WAIT_S)
     sys.stdout.write(r.stdout)
     if r.returncode != 0:
         fail("the full-disk check failed: " + r.stderr)
@@ -304,25 +264,22 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
     ap.add_argument("--model", required=True)
-    ap.add_argument("--part", required=True, choices=["signals", "refusals", "disk", "disk-inside"],
-                    help="signals: SIGINT/SIGTERM/SIGKILL and --resume; refusals: what --resume and a second "
-                         "writer refuse; disk: a full disk (disk-inside: that check, inside a mount namespace)")
+    ap.add_argument("--part", required=True, choices=["sigkill", "disk", "disk-inside"],
+                    help="sigkill: SIGKILL mid-grid and --resume; disk: a full disk (disk-inside: that check, inside a mount namespace)")
     ap.add_argument("--work")
     a = ap.parse_args()
     binary, model = os.path.abspath(a.binary), os.path.abspath(a.model)
     if a.part == "disk-inside":
         g = Genrepro(binary, model, a.work)
-        check_full_disk(g, a.work, "128k", "cannot append to the checkpoint")
-        check_full_disk(g, a.work, "256k", "all 100 runs are kept in")
+        check_full_disk(g, a.work, "32k", "cannot append to the checkpoint")
+        check_full_disk(g, a.work, "96k", f"all {RUNS} runs are kept in")
         return
     work = tempfile.mkdtemp(prefix="genrepro-resume-")
+    # (sys.exit(SKIP) inside passes through the finally below, which removes the work directory)
     try:
         g = Genrepro(binary, model, work)
-        if a.part == "signals":
-            check_signals(g, work)
-        elif a.part == "refusals":
-            write_grid(os.path.join(work, "grid.json"))
-            check_refusals(g, work, model)
+        if a.part == "sigkill":
+            check_sigkill(g, work)
         else:
             check_disk_in_namespace(g, work, binary, model)
     finally:

@@ -128,7 +128,6 @@ TEST(BatchedStep, ReferenceRowsKeepTheirBitsInEveryBatchTheProbeProves) {
   ASSERT_GE(probe.at(1).max_rows, 1);  // one row alone is the reference itself
   for (const RowBatchProof& proof : probe.rows)
     for (int64_t b = 1; b <= proof.max_rows; ++b) expect_batched_rows_equal_alone(b, proof.blas_threads, {}, {});
-  EXPECT_LT(probe.seconds, 1.0);
 }
 
 TEST(BatchedStep, TiledRowsHaveTheSameBitsInEveryBatch) {

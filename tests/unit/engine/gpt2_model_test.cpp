@@ -93,20 +93,44 @@ class TempDir {
   fs::path path_;
 };
 
-// Logits [T, V] from the Python reference, as float64 (the JSON holds float32 values exactly).
-torch::Tensor reference_logits(const std::vector<int64_t>& ids) {
-  TempDir tmp;
-  const fs::path out = tmp.path() / "logits.json";
-  run_command(reference_command(ids) + " --logits-out " + out.string());
-  std::ifstream in(out);
+// What the Python reference says for kPromptIds: the logits [T, V] of every position (as float64;
+// the JSON holds float32 values exactly) and kGreedySteps greedy ids. Python and torch take seconds
+// to start, so one run serves every test: ctest's fixture reference.gpt2_python writes the file
+// once for all shards ($GENREPRO_GPT2_REFERENCE); run by hand, the binary runs Python itself, once.
+struct PythonReference {
+  torch::Tensor logits;
+  std::vector<int64_t> greedy;
+};
+
+PythonReference read_python_reference(const fs::path& path) {
+  std::ifstream in(path);
   const nlohmann::json j = nlohmann::json::parse(in);
+  if (j.at("ids").get<std::vector<int64_t>>() != kPromptIds)
+    throw std::runtime_error(path.string() + ": the reference was run on other ids than kPromptIds");
   const auto rows = j.at("logits").get<std::vector<std::vector<double>>>();
   torch::Tensor t = torch::empty({static_cast<int64_t>(rows.size()), static_cast<int64_t>(rows.at(0).size())},
                                  torch::kFloat64);
   for (size_t r = 0; r < rows.size(); ++r) {
     t[static_cast<int64_t>(r)].copy_(torch::tensor(rows[r], torch::kFloat64));
   }
-  return t;
+  PythonReference ref{t, j.at("greedy").get<std::vector<int64_t>>()};
+  if (ref.greedy.size() != static_cast<size_t>(kGreedySteps))
+    throw std::runtime_error(path.string() + ": " + std::to_string(ref.greedy.size()) + " greedy ids, expected " +
+                             std::to_string(kGreedySteps));
+  return ref;
+}
+
+const PythonReference& python_reference() {
+  static const PythonReference ref = [] {
+    if (const char* made = std::getenv("GENREPRO_GPT2_REFERENCE"); made != nullptr && *made != '\0')
+      return read_python_reference(made);
+    TempDir tmp;
+    const fs::path out = tmp.path() / "reference.json";
+    run_command(reference_command(kPromptIds) + " --greedy " + std::to_string(kGreedySteps) + " --logits-out " +
+                out.string() + " > /dev/null");
+    return read_python_reference(out);
+  }();
+  return ref;
 }
 
 // Fails with the max |difference| and the first index past the tolerance.
@@ -146,7 +170,7 @@ std::vector<int64_t> greedy(LogitsSource& source, std::vector<int64_t> ids, int 
 
 TEST(Gpt2ModelReference, RecomputeLogitsMatchPythonTranscription) {
   const Gpt2Model model = load_tiny();
-  const torch::Tensor want = reference_logits(kPromptIds);
+  const torch::Tensor want = python_reference().logits;
   const torch::Tensor got = model.forward(kPromptIds);  // [T, V]
   ASSERT_EQ(got.size(1), model.config().vocab_size);
   const auto close = logits_close(got, want, kLogitTolerance);
@@ -156,7 +180,7 @@ TEST(Gpt2ModelReference, RecomputeLogitsMatchPythonTranscription) {
 
 TEST(Gpt2ModelReference, CachedLogitsMatchPythonTranscription) {
   const Gpt2Model model = load_tiny();
-  const torch::Tensor want = reference_logits(kPromptIds);
+  const torch::Tensor want = python_reference().logits;
   // The article's four tokens as one chunk, then one token at a time.
   KvCache cache;
   std::vector<torch::Tensor> rows;
@@ -190,9 +214,7 @@ TEST(Gpt2ModelGreedy, CachedMatchesRecomputeAtEveryStep) {
 
 TEST(Gpt2ModelGreedy, SameTokensCachedRecomputePythonAndTwiceInARow) {
   const Gpt2Model model = load_tiny();
-  const std::vector<int64_t> py =
-      nlohmann::json::parse(run_command(reference_command(kPromptIds) + " --greedy " + std::to_string(kGreedySteps)))
-          .get<std::vector<int64_t>>();
+  const std::vector<int64_t> py = python_reference().greedy;
   ASSERT_EQ(py.size(), static_cast<size_t>(kGreedySteps));
   // The second run loads the model again, so nothing carried over from the first can hide a difference.
   const Gpt2Model reloaded = load_tiny();

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -40,12 +39,10 @@ TEST(BoundedRead, MissingDirectoryAndEmptyPathsAreNamed) {
 }
 
 // /dev/zero reports no size and never ends; it holds NULs, which no text file has: refused at
-// once, whatever the limit (a read up to a 256 MiB limit would take memory and time).
+// once, whatever the limit (a read up to the limit would never end: ctest's TIMEOUT would say so).
 TEST(BoundedRead, DevZeroEndsAtTheFirstByte) {
-  const auto start = std::chrono::steady_clock::now();
   const BoundedRead r = read_bounded("/dev/zero", uint64_t(1) << 40);
   EXPECT_EQ(r.problem, "byte 0 is NUL: binary data, not a text file");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
 }
 
 // An endless pipe of text (what `yes |` gives) ends at the limit, read while it streams.

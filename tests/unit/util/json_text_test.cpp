@@ -19,17 +19,47 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The pre-scan refuses exactly what util/utf8.hpp calls ill-formed (one rule, one place).
+// The pre-scan refuses exactly the ill-formed byte sequences, and so does util/utf8.hpp's rule (one
+// rule, one place). Whether each sequence is well-formed comes from the Unicode Standard's
+// Table 3-7 (Well-Formed UTF-8 Byte Sequences), written out here, not from the code under test.
+struct Utf8Case {
+  std::string bytes;
+  bool well_formed;
+  const char* why;
+};
+
 TEST(JsonText, InvalidUtf8IsRefusedByTheUtf8Rule) {
-  const std::string cases[] = {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80",
-                               "\x80", "\xE2\x82", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xEF\xBF\xBF"};
-  for (const std::string& bytes : cases) {
-    const std::string text = "[\"" + bytes + "\"]";
-    const bool valid = find_invalid_utf8(bytes) == std::string::npos;
-    const JsonParseOutcome parsed = parse_json_text(text);
-    EXPECT_EQ(parsed.ok(), valid) << parsed.problem;
-    if (!valid) EXPECT_THAT(parsed.problem, HasSubstr("line 1, column 3: invalid UTF-8 (byte 0x"));
+  const Utf8Case cases[] = {
+      {"\xC0\xAF", false, "overlong '/': C0 is never a lead byte"},
+      {"\xE0\x80\xAF", false, "overlong: after E0 the second byte is A0..BF"},
+      {"\xED\xA0\x80", false, "a surrogate, U+D800: after ED the second byte is 80..9F"},
+      {"\xF4\x90\x80\x80", false, "beyond U+10FFFF: after F4 the second byte is 80..8F"},
+      {"\xF5\x80\x80\x80", false, "F5 is never a lead byte"},
+      {"\x80", false, "a continuation byte alone"},
+      {"\xE2\x82", false, "'€' cut short"},
+      {"\xC1\xBF", false, "overlong: C1 is never a lead byte"},
+      {"\xF0\x8F\xBF\xBF", false, "overlong: after F0 the second byte is 90..BF"},
+      {"\xFF", false, "FF is never a byte of UTF-8"},
+      {"\xC3\xA9", true, "U+00E9 'é': C2..DF then 80..BF"},
+      {"\xC2\x80", true, "U+0080, the first two-byte code point"},
+      {"\xE2\x82\xAC", true, "U+20AC '€'"},
+      {"\xE0\xA0\x80", true, "U+0800, the first three-byte code point"},
+      {"\xED\x9F\xBF", true, "U+D7FF, the last before the surrogates"},
+      {"\xEE\x80\x80", true, "U+E000, the first after the surrogates"},
+      {"\xEF\xBF\xBF", true, "U+FFFF, a noncharacter but well-formed"},
+      {"\xF0\x9F\x98\x80", true, "U+1F600"},
+      {"\xF4\x8F\xBF\xBF", true, "U+10FFFF, the last code point"},
+  };
+  int well_formed = 0, ill_formed = 0;
+  for (const Utf8Case& c : cases) {
+    (c.well_formed ? well_formed : ill_formed) += 1;
+    EXPECT_EQ(find_invalid_utf8(c.bytes) == std::string::npos, c.well_formed) << c.why;
+    const JsonParseOutcome parsed = parse_json_text("[\"" + c.bytes + "\"]");
+    EXPECT_EQ(parsed.ok(), c.well_formed) << c.why << ": " << parsed.problem;
+    if (!c.well_formed) EXPECT_THAT(parsed.problem, HasSubstr("line 1, column 3: invalid UTF-8 (byte 0x")) << c.why;
   }
+  EXPECT_EQ(well_formed, 9);
+  EXPECT_EQ(ill_formed, 10);
 }
 
 TEST(JsonText, NestingDuplicateKeysAndSyntaxAreOneLineProblems) {
