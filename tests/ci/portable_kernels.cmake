@@ -36,3 +36,12 @@ add_test(NAME portable.digest
           --digest ${CMAKE_SOURCE_DIR}/tests/data/portable-digest.json)
 set_tests_properties(portable.digest PROPERTIES LABELS golden FIXTURES_REQUIRED golden_fixture_evidence
   SKIP_RETURN_CODE 77)
+
+# Shards from mixed machines merge, keep their environments, and diff cleanly; shards of
+# different kernels are still refused (the article shards of tests/cli/run.cmake).
+add_test(NAME portable.merge_mixed_machines
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/merge_mixed_machines.py --binary $<TARGET_FILE:genrepro>
+          --shards ${CMAKE_BINARY_DIR}/run-article/shard1.json ${CMAKE_BINARY_DIR}/run-article/shard2.json
+          --unsharded ${CMAKE_BINARY_DIR}/golden/fixture-evidence.json --scratch ${CMAKE_BINARY_DIR}/merge-mixed)
+set_tests_properties(portable.merge_mixed_machines PROPERTIES LABELS cli
+  FIXTURES_REQUIRED "article_shards;golden_fixture_evidence")
