@@ -4,7 +4,6 @@
 # before any genrepro code ran: their environment pins the kernels the way genrepro's loader does
 # before it opens the engine (harness/cli/engine_loader.hpp), and the default --cpu-kernels
 # portable then reads back what it requires.
-set(_portable_env "OPENBLAS_CORETYPE=Haswell;ATEN_CPU_CAPABILITY=avx2")
 set(_in_process_entries reference.article_sampled_loop)
 foreach(_i RANGE 1 2)
   list(APPEND _in_process_entries genrepro_cli_tests.shard${_i}of2)
@@ -12,11 +11,17 @@ endforeach()
 foreach(_i RANGE 1 ${GENREPRO_TORCH_TEST_SHARDS})
   list(APPEND _in_process_entries genrepro_engine_tests.shard${_i}of${GENREPRO_TORCH_TEST_SHARDS})
 endforeach()
-foreach(_t IN LISTS _in_process_entries)
-  if(TEST ${_t})
-    set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT ${_portable_env})
-  endif()
-endforeach()
+# Deferred to the end of the directory: the test declarations are included in path order, and
+# some of these entries (reference/sampling.cmake's) are declared after this file.
+function(_genrepro_pin_portable_kernels)
+  foreach(_t IN LISTS ARGN)
+    if(NOT TEST ${_t})
+      message(FATAL_ERROR "tests/ci/portable_kernels.cmake: no test ${_t} to pin portable kernels for")
+    endif()
+    set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OPENBLAS_CORETYPE=Haswell" "ATEN_CPU_CAPABILITY=avx2")
+  endforeach()
+endfunction()
+cmake_language(DEFER CALL _genrepro_pin_portable_kernels ${_in_process_entries})
 
 # Portable evidence does not depend on the user's OPENBLAS_CORETYPE / ATEN_CPU_CAPABILITY; native
 # does; an unhonourable portable request (no AVX2 claimed, the reference BLAS) is exit 2; a
