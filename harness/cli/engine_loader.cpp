@@ -2,9 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/errors.hpp"
 
@@ -29,14 +33,59 @@ std::filesystem::path find_engine_library() {
   return dir / kEngineLibraryName;
 }
 
+bool cpu_has(const char* feature) {
+  if (const char* hidden = std::getenv("GENREPRO_TEST_HIDE_CPU_FEATURES")) {
+    const std::string list = std::string(",") + hidden + ",";
+    if (list.find(std::string(",") + feature + ",") != std::string::npos) return false;
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (std::string(feature) == "avx2") return __builtin_cpu_supports("avx2");
+  if (std::string(feature) == "fma") return __builtin_cpu_supports("fma");
+#endif
+  return false;
+}
+
+// Sets `name` to `value`, returning the user's differing value (if any) that it replaced.
+std::optional<std::pair<std::string, std::string>> pin(const char* name, const char* value) {
+  std::optional<std::pair<std::string, std::string>> replaced;
+  const char* before = std::getenv(name);
+  if (before != nullptr && std::string(before) != value) replaced.emplace(name, before);
+  ::setenv(name, value, 1);
+  return replaced;
+}
+
 class LazyEngine final : public EngineVerbs {
  public:
-  int generate(const GenerateRequest& r, Console& io) override { return engine().generate(r, io); }
-  int run(const RunRequest& r, Console& io) override { return engine().run(r, io); }
-  int replay(const ReplayRequest& r, Console& io) override { return engine().replay(r, io); }
-  int env(Console& io) override { return engine().env(io); }
+  int generate(const GenerateRequest& r, Console& io) override {
+    GenerateRequest local = r;
+    local.numerics.overridden_env = before_load(r.numerics.cpu_kernels);
+    return engine().generate(local, io);
+  }
+  int run(const RunRequest& r, Console& io) override {
+    RunRequest local = r;
+    local.numerics.overridden_env = before_load(r.numerics.cpu_kernels);
+    return engine().run(local, io);
+  }
+  int replay(const ReplayRequest& r, Console& io) override {
+    ReplayRequest local = r;
+    local.overridden_env = before_load(r.cpu_kernels);
+    return engine().replay(local, io);
+  }
+  int env(const EnvRequest& r, Console& io) override {
+    EnvRequest local = r;
+    local.overridden_env = before_load(r.cpu_kernels);
+    return engine().env(local, io);
+  }
 
  private:
+  // Only before the first load does the environment still decide the kernels; after it, the
+  // engine's read-back is what tells whether the loaded ones are the ones asked for.
+  std::vector<std::pair<std::string, std::string>> before_load(CpuKernels kernels) const {
+    if (loaded_ != nullptr) return {};
+    return prepare_cpu_kernels(kernels);
+  }
+
   EngineVerbs& engine() {
     if (loaded_ == nullptr) loaded_ = load();
     return *loaded_;
@@ -67,6 +116,19 @@ class LazyEngine final : public EngineVerbs {
 };
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> prepare_cpu_kernels(CpuKernels kernels) {
+  if (kernels == CpuKernels::native) return {};
+  for (const char* feature : {"avx2", "fma"})
+    if (!cpu_has(feature))
+      throw UsageError(std::string("--cpu-kernels portable: this CPU has no ") + feature +
+                       " (portable needs AVX2 and FMA: Intel since Haswell, AMD since Zen); use --cpu-kernels native");
+  std::vector<std::pair<std::string, std::string>> replaced;
+  for (const auto& [name, value] : {std::pair{"OPENBLAS_CORETYPE", kPortableBlasCoreEnv},
+                                    std::pair{"ATEN_CPU_CAPABILITY", kPortableAtenEnv}})
+    if (auto r = pin(name, value)) replaced.push_back(*r);
+  return replaced;
+}
 
 std::unique_ptr<EngineVerbs> engine_loaded_on_first_use() { return std::make_unique<LazyEngine>(); }
 

@@ -4,6 +4,9 @@
 // report, merge, check-article, tokenize, fixture, env --no-engine and --help start in
 // milliseconds. The library is looked up next to the running executable.
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/verbs.hpp"
 
@@ -12,6 +15,15 @@ namespace genrepro::cli {
 // The name of the symbol the engine library exports: `EngineVerbs& genrepro_engine_verbs()`.
 inline constexpr const char* kEngineVerbsSymbol = "genrepro_engine_verbs";
 inline constexpr const char* kEngineLibraryName = "libgenrepro_engine_verbs.so";
+
+// --cpu-kernels portable, before the engine loads: refuses (UsageError) a CPU without AVX2 or
+// FMA, then sets OPENBLAS_CORETYPE=Haswell and ATEN_CPU_CAPABILITY=avx2 in this process's
+// environment, where OpenBLAS (at load) and ATen (at first dispatch) read them. Returns the
+// user's own values it replaced. The engine reads back what was loaded (engine/run_environment.hpp)
+// and refuses a BLAS or ATen that ignored them. `native` changes nothing.
+// GENREPRO_TEST_HIDE_CPU_FEATURES ("avx2", "fma", comma-separated) makes the CPU check see
+// those features as absent: tests use it to show the refusal on machines that have them.
+std::vector<std::pair<std::string, std::string>> prepare_cpu_kernels(CpuKernels kernels);
 
 // An EngineVerbs whose every call first loads the engine library (once), then forwards.
 std::unique_ptr<EngineVerbs> engine_loaded_on_first_use();

@@ -1,6 +1,7 @@
 // genrepro env: the environment block of evidence.json, alone, as `genrepro run` records it.
 #include <memory>
 
+#include "cli/numerics_flags.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/environment.hpp"
 #include "evidence/evidence.hpp"
@@ -9,6 +10,7 @@ namespace genrepro::cli {
 
 void setup_env(CLI::App& app, VerbContext& ctx) {
   auto no_engine = std::make_shared<bool>(false);
+  auto kernels = std::make_shared<std::string>("portable");
   CLI::App* cmd = app.add_subcommand(
       "env",
       "Print the environment block that genrepro run records (libtorch, the BLAS library actually\n"
@@ -16,13 +18,16 @@ void setup_env(CLI::App& app, VerbContext& ctx) {
   cmd->add_flag("--no-engine", *no_engine,
                 "Without loading libtorch: what the process alone shows (CPU, OS, compiler, variables);\n"
                 "libtorch's fields stay empty and no BLAS is loaded");
-  on_verb(*cmd, ctx, [no_engine, &ctx] {
+  add_cpu_kernels_flag(*cmd, *kernels);
+  on_verb(*cmd, ctx, [no_engine, kernels, &ctx] {
+    EnvRequest request;
+    request.cpu_kernels = cpu_kernels_from(*kernels);
     if (*no_engine) {
       ctx.io.out << json_document_text(environment_to_json(probe_process_environment())) << "\n";
       ctx.exit_code = kExitOk;
       return;
     }
-    ctx.exit_code = ctx.engine.env(ctx.io);
+    ctx.exit_code = ctx.engine.env(request, ctx.io);
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "cli/flag_kinds.hpp"
 #include "cli/numerics_flags.hpp"
+#include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
 #include "spec/sampling_params.hpp"
@@ -24,7 +25,7 @@ struct GenerateOptions {
   bool no_cache = false;
   bool ids = false;
   bool stream = false;
-  int threads = 1;
+  std::optional<int> threads;  // default: the CPUs this process may use (evidence/environment.hpp)
   NumericsFlags numerics;
   bool greedy = false;
   // Sampling flags: set only when given, so that "given" decides the mode.
@@ -114,8 +115,8 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
                 "Print the text as the tokens arrive (the default when stdout is a terminal; not with --ids)");
   cmd->add_option("--threads", o->threads,
                   "Cores: BLAS threads of each decoding step where the start-up probe proves they keep the\n"
-                  "bits (libtorch stays on one intra-op thread); the output does not depend on it")
-      ->capture_default_str();
+                  "bits (libtorch stays on one intra-op thread); the output does not depend on it\n"
+                  "[default: the CPUs this process may use (affinity, cgroup quota), at most 8]");
   add_numerics_flags(*cmd, o->numerics);
   cmd->add_flag("--greedy", o->greedy, "Argmax every step (the default when no sampling flag is given)");
   cmd->add_option("--temperature", o->temperature, "Divide logits by T >= 0 (0: greedy) [default 1 when sampling]");
@@ -135,8 +136,9 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     request.params = run_params_from(*o);
     request.model = o->model;
     request.prompt = o->prompt;
-    request.threads = checked_threads("--threads", o->threads);
+    request.threads = o->threads ? checked_threads("--threads", *o->threads) : default_threads();
     request.numerics = numerics_request_from(o->numerics);
+    request.numerics.threads_asked = o->threads;
     request.ids = o->ids;
     if (o->ids && o->stream) throw UsageError("--stream cannot be combined with --ids (the ids are one JSON array)");
     request.stream = !o->ids && (o->stream || ::isatty(STDOUT_FILENO) == 1);

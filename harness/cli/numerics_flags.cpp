@@ -16,6 +16,22 @@ void add_numerics_flags(CLI::App& verb, NumericsFlags& flags) {
   verb.add_flag("--allow-inexact-batch", flags.allow_inexact_batch,
                 "reference: accept a --batch beyond the probe's proof (bits may then differ from a lone\n"
                 "run's; the evidence records it)");
+  add_cpu_kernels_flag(verb, flags.cpu_kernels);
+}
+
+void add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels) {
+  verb.add_option("--cpu-kernels", cpu_kernels,
+                  "portable (default: OpenBLAS's Haswell kernels and ATen's AVX2, set before libtorch\n"
+                  "loads and read back after: the same bits on every x86-64 CPU with AVX2 and FMA; refused\n"
+                  "where the machine or BLAS cannot honour it) | native (the libraries choose by CPU: bits\n"
+                  "of this CPU only); recorded in the evidence (docs/numerics.md)")
+      ->capture_default_str();
+}
+
+CpuKernels cpu_kernels_from(const std::string& text) {
+  const std::optional<CpuKernels> kernels = parse_cpu_kernels(text);
+  if (!kernels) throw UsageError("--cpu-kernels " + text + ": allowed: portable, native");
+  return *kernels;
 }
 
 NumericsRequest numerics_request_from(const NumericsFlags& flags) {
@@ -30,6 +46,7 @@ NumericsRequest numerics_request_from(const NumericsFlags& flags) {
   if (flags.allow_inexact_batch && r.mode == NumericsMode::tiled)
     throw UsageError("--allow-inexact-batch: only for --numerics reference (tiled batches are exact by construction)");
   r.allow_inexact_batch = flags.allow_inexact_batch;
+  r.cpu_kernels = cpu_kernels_from(flags.cpu_kernels);
   return r;
 }
 

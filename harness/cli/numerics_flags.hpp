@@ -1,5 +1,6 @@
 #pragma once
-// --numerics, --batch and --allow-inexact-batch, shared by run and generate (docs/numerics.md).
+// --numerics, --batch, --allow-inexact-batch and --cpu-kernels, shared by run and generate
+// (docs/numerics.md); --cpu-kernels alone for replay and env.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,9 +15,14 @@ struct NumericsFlags {
   std::string mode = "reference";
   std::optional<int64_t> batch;
   bool allow_inexact_batch = false;
+  std::string cpu_kernels = "portable";
 };
 
 void add_numerics_flags(CLI::App& verb, NumericsFlags& flags);
+void add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels);
+
+// Throws UsageError for anything but portable or native.
+CpuKernels cpu_kernels_from(const std::string& text);
 
 // Throws UsageError (one line, the flag, the value, what is allowed) before anything runs.
 NumericsRequest numerics_request_from(const NumericsFlags& flags);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/flag_kinds.hpp"
+#include "cli/numerics_flags.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "compare/replay_report.hpp"
@@ -21,6 +22,7 @@ struct ReplayOptions {
   int threads = 1;
   std::string forward = "as-run";
   bool allow_model_mismatch = false;
+  std::string cpu_kernels = "portable";
 };
 
 ReplayRequest replay_request_from(const ReplayOptions& a) {
@@ -33,6 +35,7 @@ ReplayRequest replay_request_from(const ReplayOptions& a) {
   r.model = a.model;
   r.json = a.json;
   r.allow_model_mismatch = a.allow_model_mismatch;
+  r.cpu_kernels = cpu_kernels_from(a.cpu_kernels);
   return r;
 }
 
@@ -56,6 +59,7 @@ void setup_replay(CLI::App& app, VerbContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "Runs replayed at once, each on one intra-op thread; results do not depend on it")
       ->capture_default_str();
+  add_cpu_kernels_flag(*cmd, a->cpu_kernels);
   cmd->add_option("--forward", a->forward,
                   "as-run (each run's own use_cache) | recompute | cached: replay every run through one path\n"
                   "to measure what the KV cache changes numerically")

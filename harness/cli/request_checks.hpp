@@ -18,7 +18,7 @@ class CheckedEngine : public EngineVerbs {
   int generate(const GenerateRequest& request, Console& io) override;
   int run(const RunRequest& request, Console& io) override;
   int replay(const ReplayRequest& request, Console& io) override;
-  int env(Console& io) override { return inner_.env(io); }
+  int env(const EnvRequest& r, Console& io) override { return inner_.env(r, io); }
 
  private:
   EngineVerbs& inner_;

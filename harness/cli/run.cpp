@@ -7,6 +7,7 @@
 
 #include "cli/flag_kinds.hpp"
 #include "cli/numerics_flags.hpp"
+#include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
 #include "spec/experiment_spec.hpp"
@@ -20,7 +21,7 @@ struct RunOptions {
   std::vector<std::string> experiments;
   ModelChoice model;
   std::string out = "reports/evidence.json";
-  int threads = 1;
+  std::optional<int> threads;  // default: the CPUs this process may use (evidence/environment.hpp)
   NumericsFlags numerics;
   std::string shard = "1/1";
   std::optional<int64_t> top_candidates;
@@ -40,11 +41,12 @@ RunRequest run_request_from(const RunOptions& o) {
   std::error_code ec;
   if (std::filesystem::is_directory(o.out, ec))
     throw UsageError("--out " + o.out + ": is a directory; give a file path such as " + o.out + "/evidence.json");
-  const int threads = checked_threads("--threads", o.threads);
+  const int threads = o.threads ? checked_threads("--threads", *o.threads) : default_threads();
   const double prob_tolerance = checked_tolerance("--prob-tolerance", o.prob_tolerance);
   if (!o.check_equivalence) check_output_file("--out", o.out, o.experiments);  // empty, device, an input
   RunRequest r;
   r.numerics = numerics_request_from(o.numerics);
+  r.numerics.threads_asked = o.threads;
   r.shard = checked_shard(o.shard);
   r.shard_text = o.shard;
   r.experiments = load_experiments(o.experiments, checked_max_runs("--max-runs", o.max_runs));
@@ -88,8 +90,8 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
                   "are kept in <out>.checkpoint: docs/resume.md)")->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Cores to use: BLAS threads of a batch, or batches at once (docs/numerics.md); the\n"
-                  "evidence's runs do not depend on it")
-      ->capture_default_str();
+                  "evidence's runs do not depend on it [default: the CPUs this process may use (affinity,\n"
+                  "cgroup quota), at most 8]");
   add_numerics_flags(*cmd, o->numerics);
   cmd->add_option("--max-runs", o->max_runs,
                   "Refuse experiments that expand to more runs than this (counted before expanding;\n"

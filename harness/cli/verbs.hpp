@@ -74,6 +74,14 @@ struct ReplayRequest {
   int threads = 1;
   ReplayForward forward = ReplayForward::as_run;
   bool allow_model_mismatch = false;
+  CpuKernels cpu_kernels = CpuKernels::portable;  // must be what the process loaded (docs/numerics.md)
+  std::vector<std::pair<std::string, std::string>> overridden_env;  // as NumericsRequest's
+};
+
+// `genrepro env` (with the engine): the kernels to load, as run would.
+struct EnvRequest {
+  CpuKernels cpu_kernels = CpuKernels::portable;
+  std::vector<std::pair<std::string, std::string>> overridden_env;
 };
 
 // The verbs that need libtorch. Each returns the process exit code; errors are thrown as the
@@ -84,7 +92,7 @@ class EngineVerbs {
   virtual int generate(const GenerateRequest& request, Console& io) = 0;
   virtual int run(const RunRequest& request, Console& io) = 0;
   virtual int replay(const ReplayRequest& request, Console& io) = 0;
-  virtual int env(Console& io) = 0;  // the environment block with libtorch's part
+  virtual int env(const EnvRequest& request, Console& io) = 0;  // the environment block with libtorch's part
 };
 
 // What every verb's callback reaches: where to write, the engine, and where to leave its exit code.

@@ -27,7 +27,20 @@ void flatten(const OrderedJson& j, const std::string& path, Leaves& out) {
   out.emplace_back(path, &j);
 }
 
-bool is_volatile_path(const std::string& path) { return path == "environment.threads.runs_concurrently"; }
+bool is_volatile_path(const std::string& path) {
+  const std::string tail = ".threads.runs_concurrently";
+  return path.rfind("environment", 0) == 0 && path.size() >= tail.size() &&
+         path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// "environment[runs 3, 4, 7]": the merged shards' other environments, named by their runs.
+std::string runs_label(const std::vector<int64_t>& runs) {
+  constexpr size_t kShown = 6;
+  std::string label = "environment[runs ";
+  for (size_t i = 0; i < runs.size() && i < kShown; ++i) label += (i ? ", " : "") + std::to_string(runs[i]);
+  if (runs.size() > kShown) label += ", ... (" + std::to_string(runs.size()) + " runs)";
+  return label + "]";
+}
 
 // Every leaf of two blocks that differs, golden's order first, then leaves only the new one has.
 void compare_blocks(const OrderedJson& g, const OrderedJson& n, const std::string& prefix, const std::set<std::string>& skip,
@@ -57,6 +70,9 @@ void add_unique(std::vector<ValueDifference>& into, const std::vector<ValueDiffe
 std::vector<ValueDifference> environment_differences(const Evidence& g, const Evidence& n) {
   std::vector<ValueDifference> out;
   compare_blocks(environment_to_json(g.environment), environment_to_json(n.environment), "environment", {}, out);
+  // Runs merged from shards of other machines: where their environment differs from the golden's.
+  for (const RunEnvironment& re : n.run_environments)
+    compare_blocks(environment_to_json(g.environment), environment_to_json(re.environment), runs_label(re.runs), {}, out);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/run_environment.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -56,6 +57,7 @@ NumericsSetup choose_numerics(const NumericsRequest& request, const NumericsProb
                               int64_t cached_runs) {
   NumericsSetup s;
   s.record.mode = request.mode;
+  s.record.kernels = loaded_kernels(request.cpu_kernels);
   OrderedJson& ex = s.record.execution;
   const int64_t runs = std::max<int64_t>(cached_runs, 1);
   if (request.mode == NumericsMode::reference) {
@@ -83,7 +85,16 @@ NumericsSetup choose_numerics(const NumericsRequest& request, const NumericsProb
   ex["sampler_threads"] = s.batch.sampler_threads;
   ex["torch_intra_op_threads"] = 1;
   ex["allow_inexact_batch"] = request.allow_inexact_batch;
+  ex["threads"] = {{"asked", request.threads_asked ? OrderedJson(*request.threads_asked) : OrderedJson("default")},
+                   {"used", std::max(threads, 1)}};
   ex["probe"] = probe_json(probe);
+  // The user's own values that portable replaced: they did not decide the bits, so they are
+  // recorded here, with the other facts of how the runs executed, and never compared.
+  if (!request.overridden_env.empty()) {
+    OrderedJson overridden = OrderedJson::object();
+    for (const auto& [name, value] : request.overridden_env) overridden[name] = value;
+    ex["cpu_kernels_overrode"] = overridden;
+  }
   return s;
 }
 

@@ -1,6 +1,9 @@
 #include "engine/run_environment.hpp"
 
+#include <string>
+
 #include "engine/torch_runtime.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro {
 
@@ -13,6 +16,27 @@ void prepare_runtime_for_runs() {
   // every thread that enters a parallel region, so the runner's worker threads inherit it.
   set_torch_threads(kThreadsPerRun);
   set_blas_threads(kThreadsPerRun);  // no-op (false) when the BLAS is not OpenBLAS
+}
+
+KernelRecord loaded_kernels(CpuKernels setting) {
+  const BlasInfo blas = probe_blas();
+  KernelRecord k;
+  k.setting = setting;
+  k.blas_core = blas.vendor == "openblas" ? blas.core.value_or("unknown") : blas.vendor;
+  k.aten_capability = torch_runtime_info().cpu_capability;
+  if (setting == CpuKernels::native) return k;
+  const std::string native_hint = "; --cpu-kernels native runs with the kernels this machine picks (its bits are this CPU's only)";
+  if (blas.vendor != "openblas")
+    throw UsageError("--cpu-kernels portable: the BLAS in use is " + blas.vendor + " (" + blas.resolved.value_or("no sgemm_") +
+                     "), not OpenBLAS, whose Haswell kernels portable pins" + native_hint);
+  if (k.blas_core != kPortableBlasCore)
+    throw UsageError("--cpu-kernels portable: OpenBLAS loaded its " + k.blas_core + " kernels, not " + kPortableBlasCore +
+                     " (it ignored OPENBLAS_CORETYPE=" + kPortableBlasCoreEnv +
+                     ": a build without DYNAMIC_ARCH, or a process that loaded libtorch before genrepro could set it)" + native_hint);
+  if (k.aten_capability != kPortableAtenCapability)
+    throw UsageError("--cpu-kernels portable: ATen uses its " + k.aten_capability + " kernels, not " + kPortableAtenCapability +
+                     " (it ignored ATEN_CPU_CAPABILITY=" + kPortableAtenEnv + ")" + native_hint);
+  return k;
 }
 
 Environment collect_environment(int runs_concurrently) {

@@ -199,6 +199,50 @@ BlasInfo probe_blas() {
   return blas;
 }
 
+namespace {
+
+// cpu.max of a cgroup directory: "max 100000" (no quota) or "<quota> <period>" in microseconds.
+std::optional<int> cgroup_quota_cpus(const std::filesystem::path& dir) {
+  std::ifstream in(dir / "cpu.max");
+  std::string quota;
+  long long period = 0;
+  if (!(in >> quota >> period) || quota == "max" || period <= 0) return std::nullopt;
+  char* end = nullptr;
+  const long long q = std::strtoll(quota.c_str(), &end, 10);
+  if (end == quota.c_str() || q <= 0) return std::nullopt;
+  return static_cast<int>(std::max<long long>(1, (q + period - 1) / period));
+}
+
+std::optional<int> cgroup_cpu_limit() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  std::optional<int> limit;
+  while (std::getline(in, line)) {
+    if (line.rfind("0::", 0) != 0) continue;  // the cgroup v2 line
+    std::filesystem::path dir = std::filesystem::path("/sys/fs/cgroup") / std::filesystem::path(line.substr(3)).relative_path();
+    for (;;) {
+      if (auto cpus = cgroup_quota_cpus(dir)) limit = std::min(limit.value_or(*cpus), *cpus);
+      if (dir == "/sys/fs/cgroup" || !dir.has_parent_path() || dir.parent_path() == dir) break;
+      dir = dir.parent_path();
+    }
+  }
+  return limit;
+}
+
+}  // namespace
+
+int usable_cpus() {
+  int cpus = 0;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus < 1) cpus = 1;
+  if (auto quota = cgroup_cpu_limit()) cpus = std::min(cpus, *quota);
+  return std::max(cpus, 1);
+}
+
+int default_threads() { return std::min(usable_cpus(), kMaxDefaultThreads); }
+
 bool set_blas_threads(int threads) {
   using SetThreadsFn = void (*)(int);
   const LibraryScope scope(blas_object());

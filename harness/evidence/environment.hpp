@@ -70,6 +70,16 @@ Environment probe_process_environment();
 
 BlasInfo probe_blas();
 
+// The CPUs this process may use: its affinity mask, lowered by a cgroup v2 CPU quota (cpu.max of
+// its cgroup and every ancestor, rounded up to whole CPUs). At least 1.
+int usable_cpus();
+
+// --threads when not given: usable_cpus(), at most kMaxDefaultThreads. Beyond 8 the decode gains
+// little (a batch's GEMMs are small, and each extra worker holds the model's activations), and a
+// large host's default stays a sane number; a larger --threads can still be given.
+inline constexpr int kMaxDefaultThreads = 8;
+int default_threads();
+
 // Sets OpenBLAS's own thread pool size when OpenBLAS is the BLAS in use; returns false when no
 // such setter is mapped (another BLAS, or none). Like libtorch's thread count, this can change
 // reduction order, so the runner sets it explicitly and records it.

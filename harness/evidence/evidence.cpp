@@ -1,6 +1,8 @@
 // The writer: typed evidence -> JSON in the documented key order -> text -> file.
 #include "evidence/evidence.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -134,7 +136,19 @@ OrderedJson evidence_to_json(const Evidence& e) {
   j["model"] = model_to_json(e.model);
   j["experiments"] = std::move(experiments);
   j["runs"] = std::move(runs);
+  if (!e.run_environments.empty()) {
+    OrderedJson others = OrderedJson::array();
+    for (const RunEnvironment& re : e.run_environments)
+      others.push_back({{"runs", re.runs}, {"environment", environment_to_json(re.environment)}});
+    j["run_environments"] = std::move(others);
+  }
   return j;
+}
+
+const Environment& environment_of_run(const Evidence& e, int64_t index) {
+  for (const RunEnvironment& re : e.run_environments)
+    if (std::binary_search(re.runs.begin(), re.runs.end(), index)) return re.environment;
+  return e.environment;
 }
 
 OrderedJson real_to_json(double v) {

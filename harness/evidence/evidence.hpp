@@ -68,6 +68,13 @@ struct RunRecord {
   std::string continuation;  // decode(output_ids)
 };
 
+// Runs that ran in another environment than the evidence's own: shards merged from different
+// machines (genrepro merge). `runs` are run indices (RunRecord::index), sorted.
+struct RunEnvironment {
+  Environment environment;
+  std::vector<int64_t> runs;
+};
+
 struct Evidence {
   std::string schema = kEvidenceSchema;
   ToolInfo genrepro;
@@ -79,7 +86,13 @@ struct Evidence {
   ModelInfo model;
   std::vector<ExperimentRecord> experiments;
   std::vector<RunRecord> runs;
+  // Empty unless merged from shards whose environments differ: every run not listed here ran in
+  // `environment`. Evidence written before merge kept environments has none.
+  std::vector<RunEnvironment> run_environments;
 };
+
+// The environment run `index` ran in: the one of run_environments that lists it, else e.environment.
+const Environment& environment_of_run(const Evidence& e, int64_t index);
 
 // One evidence file as read: where it came from (for messages) and what it holds.
 struct EvidenceFile {
@@ -145,6 +158,11 @@ Json strip_volatile(Json evidence) {
       evidence["environment"].contains("threads") && evidence["environment"]["threads"].is_object())
     evidence["environment"]["threads"].erase("runs_concurrently");
   if (evidence.contains("numerics") && evidence["numerics"].is_object()) evidence["numerics"].erase("execution");
+  if (evidence.contains("run_environments") && evidence["run_environments"].is_array())
+    for (auto& re : evidence["run_environments"])
+      if (re.is_object() && re.contains("environment") && re["environment"].is_object() &&
+          re["environment"].contains("threads") && re["environment"]["threads"].is_object())
+        re["environment"]["threads"].erase("runs_concurrently");
   if (evidence.contains("runs") && evidence["runs"].is_array())
     for (auto& run : evidence["runs"])
       if (run.is_object()) run.erase("timing");

@@ -2,9 +2,11 @@
 // required, with the type the writer gives it (the volatile fields may be absent: a golden has
 // none). A problem is one line naming the file, the JSON path, the value found and what is
 // allowed. What must hold between fields is the third stage's (evidence_checks.cpp).
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <limits>
+#include <set>
 
 #include "evidence/evidence.hpp"
 #include "spec/experiment_spec.hpp"
@@ -307,8 +309,46 @@ std::optional<NumericsRecord> numerics_from_json(const Fields& f, const OrderedJ
       throw EvidenceError(f.file() + ": numerics.tile: " + std::to_string(n.tile) + "; allowed: a whole number >= 1");
   }
   if (block.contains("inexact_batch")) n.inexact_batch = f.boolean(block, "numerics", "inexact_batch");
+  if (block.contains("cpu_kernels")) {
+    const OrderedJson& k = f.object(block, "numerics", "cpu_kernels");
+    const std::string setting = f.string(k, "numerics.cpu_kernels", "setting");
+    const std::optional<CpuKernels> kernels = parse_cpu_kernels(setting);
+    if (!kernels)
+      throw EvidenceError(f.file() + ": numerics.cpu_kernels.setting: \"" + setting +
+                          "\" is not a CPU kernel setting; allowed: portable, native");
+    n.kernels = KernelRecord{*kernels, f.string(k, "numerics.cpu_kernels", "blas_core"),
+                             f.string(k, "numerics.cpu_kernels", "aten_capability")};
+  }
   if (block.contains("execution")) n.execution = f.object(block, "numerics", "execution");  // volatile
   return n;
+}
+
+// Merged shards' other environments: each lists runs of this file, none twice, sorted.
+std::vector<RunEnvironment> run_environments_from_json(const Fields& f, const OrderedJson& j, const std::vector<RunRecord>& runs) {
+  std::set<int64_t> indices;
+  for (const RunRecord& r : runs) indices.insert(r.index);
+  std::set<int64_t> listed;
+  std::vector<RunEnvironment> out;
+  const OrderedJson& list = f.array(j, "", "run_environments");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = index("run_environments", i);
+    if (!list[i].is_object()) f.wrong(at, "an object", &list[i]);
+    RunEnvironment re;
+    re.environment = environment_from_json(f, f.object(list[i], at, "environment"), join(at, "environment"));
+    const OrderedJson& ids = f.array(list[i], at, "runs");
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+      const std::string where = index(join(at, "runs"), k);
+      const int64_t run = f.integer_value(ids[k], where);
+      if (indices.count(run) == 0)
+        throw EvidenceError(f.file() + ": " + where + ": " + std::to_string(run) + " is the index of no run in this file");
+      if (!listed.insert(run).second)
+        throw EvidenceError(f.file() + ": " + where + ": run " + std::to_string(run) + " is listed in two environments");
+      re.runs.push_back(run);
+    }
+    std::sort(re.runs.begin(), re.runs.end());
+    out.push_back(std::move(re));
+  }
+  return out;
 }
 
 }  // namespace
@@ -329,6 +369,7 @@ Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
   const OrderedJson& runs = f.array(j, "", "runs");
   e.runs.reserve(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) e.runs.push_back(run_from_json(f, runs[i], index("runs", i)));
+  if (j.contains("run_environments")) e.run_environments = run_environments_from_json(f, j, e.runs);
   check_evidence(e, file);
   return e;
 }

@@ -1,5 +1,7 @@
 #include "evidence/evidence_merge.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "util/errors.hpp"
@@ -11,15 +13,30 @@ namespace {
 
 using nlohmann::json;
 
-// The parts every shard must share, as JSON (runs_concurrently is volatile, so it may differ).
-json shared_parts(const Evidence& e) {
-  json env = json(environment_to_json(e.environment));
+// An environment as merge compares it (runs_concurrently is volatile, so it may differ).
+json environment_identity(const Environment& environment) {
+  json env = json(environment_to_json(environment));
   env["threads"].erase("runs_concurrently");
+  return env;
+}
+
+// The parts every shard must share, as JSON: what would make the merged file lie if it differed.
+// The machine is not among them (shards of a CI matrix or a Slurm partition run on different
+// CPUs): each run keeps its own environment. The build is: genrepro's version and commit, the
+// compiler, libtorch and the BLAS library with its configuration; the numerics identity names
+// the kernels loaded, so native shards on different kernels are still refused.
+json shared_parts(const Evidence& e) {
+  const Environment& env = e.environment;
+  const json build = {{"compiler", env.compiler},
+                      {"libtorch_version", env.libtorch_version},
+                      {"blas", {{"vendor", env.blas.vendor}, {"config", env.blas.config ? json(*env.blas.config) : json(nullptr)}}},
+                      {"dtype", env.dtype},
+                      {"device", env.device}};
   json experiments = json::array();
   for (const auto& x : e.experiments) experiments.push_back({{"name", x.name}, {"path", x.path}, {"sha256", x.sha256}, {"spec", x.spec}});
   return {{"schema", e.schema},
           {"genrepro", {{"version", e.genrepro.version}, {"git_commit", e.genrepro.git_commit}}},
-          {"environment", env},
+          {"build", build},
           {"numerics", json(numerics_identity_json(e.numerics.value_or(NumericsRecord{})))},
           {"model", json(model_to_json(e.model))},
           {"experiments", experiments}};
@@ -75,7 +92,7 @@ Evidence merge_evidence(const std::vector<std::pair<std::string, Evidence>>& sha
     const std::string diff = first_difference(reference, shared_parts(shards[i].second));
     if (!diff.empty()) {
       throw EvidenceError(shards[i].first + ": " + diff + " differs from " + first_file +
-                          "; only shards of one run (same genrepro, environment, model and experiments) can be merged");
+                          "; only shards of one run (same genrepro build, numerics, model and experiments) can be merged");
     }
   }
   const std::vector<ExpandedRun> expected = expected_runs(first_file, first);
@@ -111,9 +128,29 @@ Evidence merge_evidence(const std::vector<std::pair<std::string, Evidence>>& sha
                         " runs are in none of the files (indices " + missing + (missing_count > kMissingShown ? ", ..." : "") +
                         "); give the evidence of every shard");
   }
+  // Each run's environment, grouped: the first shard's is the merged file's own; runs from any
+  // other are listed under run_environments (docs/evidence-format.md).
+  std::map<int64_t, const Environment*> env_of;
+  for (const auto& [file, e] : shards)
+    for (const RunRecord& r : e.runs) env_of[r.index] = &environment_of_run(e, r.index);
+  const json own = environment_identity(first.environment);
+  std::vector<std::pair<json, RunEnvironment>> others;
+  for (const RunRecord* r : slot) {
+    const Environment& env = *env_of.at(r->index);
+    const json id = environment_identity(env);
+    if (id == own) continue;
+    auto it = std::find_if(others.begin(), others.end(), [&](const auto& o) { return o.first == id; });
+    if (it == others.end()) {
+      others.emplace_back(id, RunEnvironment{env, {}});
+      it = std::prev(others.end());
+    }
+    it->second.runs.push_back(r->index);
+  }
   Evidence merged = first;
   merged.runs.clear();
   for (const RunRecord* r : slot) merged.runs.push_back(*r);
+  merged.run_environments.clear();
+  for (auto& o : others) merged.run_environments.push_back(std::move(o.second));
   for (const auto& shard : shards) merged.created_utc = std::max(merged.created_utc, shard.second.created_utc);
   return merged;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // `genrepro merge`: joins the evidence of the shards of one run (--shard I/N) into exactly the
-// evidence an unsharded run gives (apart from the volatile fields). The shards must agree on
-// everything but their runs: tool version and commit, environment, model, experiments. The
+// evidence an unsharded run gives (apart from the volatile fields, and apart from where each run
+// ran: shards from different machines keep their environments, docs/evidence-format.md). The
+// shards must agree on what would make the merged file lie: the genrepro build (version, commit,
+// compiler, libtorch, BLAS), the numerics (mode, CPU kernels), model and experiments. The
 // expected runs are recomputed from the experiment specs the files record, so a missing shard,
 // a shard given twice, or a run from another experiment is named, never silently merged.
 #include <string>

@@ -16,10 +16,24 @@ std::optional<NumericsMode> parse_numerics_mode(const std::string& text) {
   return std::nullopt;
 }
 
+const char* to_string(CpuKernels kernels) {
+  return kernels == CpuKernels::portable ? "portable" : "native";
+}
+
+std::optional<CpuKernels> parse_cpu_kernels(const std::string& text) {
+  if (text == "portable") return CpuKernels::portable;
+  if (text == "native") return CpuKernels::native;
+  return std::nullopt;
+}
+
 OrderedJson numerics_identity_json(const NumericsRecord& n) {
   OrderedJson j = {{"mode", to_string(n.mode)}};
   if (n.mode == NumericsMode::tiled) j["tile"] = n.tile;
   if (n.inexact_batch) j["inexact_batch"] = true;
+  if (n.kernels)
+    j["cpu_kernels"] = {{"setting", to_string(n.kernels->setting)},
+                        {"blas_core", n.kernels->blas_core},
+                        {"aten_capability", n.kernels->aten_capability}};
   return j;
 }
 

@@ -13,9 +13,9 @@ import tempfile
 REFERENCE_BLAS = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"
 
 
-def env_block(binary, extra_env=None):
+def env_block(binary, extra_env=None, flags=()):
     environ = dict(os.environ, **(extra_env or {}))
-    p = subprocess.run([binary, "env"], capture_output=True, text=True, env=environ, timeout=120)
+    p = subprocess.run([binary, "env", *flags], capture_output=True, text=True, env=environ, timeout=120)
     if p.returncode != 0:
         sys.exit(f"FAIL: genrepro env exited {p.returncode}: {p.stderr[-2000:]}")
     return json.loads(p.stdout)
@@ -44,7 +44,8 @@ def main() -> int:
         return 1 if failures else 77
     with tempfile.TemporaryDirectory() as tmp:
         os.symlink(REFERENCE_BLAS, os.path.join(tmp, "libblas.so.3"))
-        swapped = env_block(a.binary, {"LD_LIBRARY_PATH": tmp})
+        # Portable kernels (the default) refuse a BLAS that is not OpenBLAS: tests/cli/portable_kernels.py.
+        swapped = env_block(a.binary, {"LD_LIBRARY_PATH": tmp}, ["--cpu-kernels", "native"])
     blas = swapped["blas"]
     if blas["resolved"] != os.path.realpath(REFERENCE_BLAS) or blas["vendor"] != "reference":
         failures.append(f"with the reference BLAS preferred: resolved {blas['resolved']}, vendor {blas['vendor']}")

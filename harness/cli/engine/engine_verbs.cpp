@@ -12,12 +12,14 @@ class LocalEngineVerbs final : public EngineVerbs {
   int generate(const GenerateRequest& r, Console& io) override { return generate_text(r, io); }
   int run(const RunRequest& r, Console& io) override { return run_experiments(r, io); }
   int replay(const ReplayRequest& r, Console& io) override { return replay_golden_runs(r, io); }
-  int env(Console& io) override { return print_environment(io); }
+  int env(const EnvRequest& r, Console& io) override { return print_environment(r, io); }
 };
 
 }  // namespace
 
-int print_environment(Console& io) {
+int print_environment(const EnvRequest& r, Console& io) {
+  // Refused where run would refuse: env is how a CI job checks a machine before its runs.
+  loaded_kernels(r.cpu_kernels);
   // The same thread settings a run uses, so the block printed is the block recorded.
   prepare_runtime_for_runs();
   io.out << environment_to_json(collect_environment(1)).dump(2) << "\n";

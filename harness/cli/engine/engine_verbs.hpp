@@ -8,7 +8,7 @@ namespace genrepro::cli {
 int generate_text(const GenerateRequest& request, Console& io);
 int run_experiments(const RunRequest& request, Console& io);
 int replay_golden_runs(const ReplayRequest& request, Console& io);
-int print_environment(Console& io);
+int print_environment(const EnvRequest& request, Console& io);
 
 // The engine verbs of this library (what genrepro_engine_verbs() returns).
 EngineVerbs& local_engine_verbs();

@@ -120,12 +120,15 @@ std::string path_line(const GenerateRequest& o, const NumericsSetup& numerics) {
   if (numerics.record.mode == NumericsMode::tiled) line += " (tile " + std::to_string(numerics.record.tile) + ")";
   line += " on " + std::to_string(numerics.batch.decode_blas_threads) + " BLAS thread" +
           (numerics.batch.decode_blas_threads == 1 ? "" : "s");
+  if (const auto& k = numerics.record.kernels)
+    line += "; cpu kernels " + std::string(to_string(k->setting)) + " (" + k->blas_core + ", " + k->aten_capability + ")";
   return line;
 }
 
 }  // namespace
 
 int generate_text(const GenerateRequest& o, Console& io) {
+  loaded_kernels(o.numerics.cpu_kernels);  // refused before the model loads (and again in the record)
   const RunParams& params = o.params;
   const ModelFiles files = resolve_chosen_model(o.model);
 

@@ -4,6 +4,7 @@
 
 #include "cli/engine/engine_verbs.hpp"
 #include "engine/replay.hpp"
+#include "engine/run_environment.hpp"
 #include "model/model_files.hpp"
 
 namespace genrepro::cli {
@@ -16,6 +17,7 @@ constexpr int kExitBeyond = 1;
 }  // namespace
 
 int replay_golden_runs(const ReplayRequest& a, Console& io) {
+  loaded_kernels(a.cpu_kernels);  // the drift measured is of these kernels; refused as run refuses
   genrepro::ReplayOptions o;
   o.logprob_tolerance = a.logprob_tolerance;
   o.threads = a.threads;

@@ -8,6 +8,7 @@
 
 #include "cli/engine/engine_verbs.hpp"
 #include "cli/interrupt.hpp"
+#include "engine/run_environment.hpp"
 #include "engine/runner.hpp"
 #include "evidence/checkpoint.hpp"
 #include "compare/diff_format.hpp"
@@ -137,6 +138,7 @@ void write_evidence_keeping_checkpoint(const RunRequest& o, const Evidence& evid
 }  // namespace
 
 int run_experiments(const RunRequest& o, Console& io) {
+  loaded_kernels(o.numerics.cpu_kernels);  // refused before the model loads (and again in the record)
   RunnerOptions runner;
   runner.experiments = o.experiments;
   runner.shard = o.shard;
@@ -151,7 +153,7 @@ int run_experiments(const RunRequest& o, Console& io) {
     io.err << "running " << plan.selected.size() << " of " << plan.runs.size() << " runs";
     if (runner.shard.count > 1) io.err << " (shard " << o.shard_text << ")";
     io.err << " on " << o.threads << (o.threads == 1 ? " thread" : " threads") << ", numerics "
-           << to_string(o.numerics.mode) << "\n";
+           << to_string(o.numerics.mode) << ", cpu kernels " << to_string(o.numerics.cpu_kernels) << "\n";
   };
   if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance, o.json, io);
   const auto start = std::chrono::steady_clock::now();

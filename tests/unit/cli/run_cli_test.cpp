@@ -21,7 +21,7 @@ class RecordingEngine final : public EngineVerbs {
     return kExitOk;
   }
   int replay(const ReplayRequest&, Console&) override { return ++replays, kExitOk; }
-  int env(Console&) override { return ++envs, kExitOk; }
+  int env(const EnvRequest&, Console&) override { return ++envs, kExitOk; }
   std::vector<GenerateRequest> generated;
   std::vector<RunRequest> ran;
   int replays = 0, envs = 0;

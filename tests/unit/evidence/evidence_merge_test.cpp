@@ -10,6 +10,7 @@
 #include "util/errors.hpp"
 #include "spec/experiment_spec.hpp"
 #include "util/shard.hpp"
+#include "compare/evidence_diff.hpp"
 
 namespace genrepro {
 namespace {
@@ -125,13 +126,80 @@ TEST(EvidenceMerge, RefusesShardsOfDifferentRuns) {
   const Evidence all = unsharded();
   const Evidence s1 = shard_of(all, {1, 2}, "t");
   Evidence s2 = shard_of(all, {2, 2}, "t");
-  s2.environment.cpu.model = "another CPU";
+  s2.environment.libtorch_version = "2.0.0";
   EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", s2}}),
-            "s2.json: environment.cpu.model differs from s1.json; only shards of one run (same genrepro, environment, "
-            "model and experiments) can be merged");
+            "s2.json: build.libtorch_version differs from s1.json; only shards of one run (same genrepro build, "
+            "numerics, model and experiments) can be merged");
+  s2 = shard_of(all, {2, 2}, "t");
+  s2.numerics = NumericsRecord{};
+  s2.numerics->kernels = KernelRecord{CpuKernels::native, "SkylakeX", "AVX2"};
+  EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", s2}}).substr(0, 30), "s2.json: numerics.cpu_kernels ");
   s2 = shard_of(all, {2, 2}, "t");
   s2.model.files["model.safetensors"] = {"ff", 1};
   EXPECT_EQ(merge_error({{"s1.json", s1}, {"s2.json", s2}}).substr(0, 16), "s2.json: model.f");
+}
+
+// Shards from two machines (a CI matrix on mixed runners): merged, each run keeps the environment
+// it ran in; the file reads back to the same bytes; diff against the first machine's unsharded
+// evidence agrees on every run and names where the other machine's runs differ.
+TEST(EvidenceMerge, ShardsFromMixedMachinesMergeAndDiff) {
+  Evidence all = unsharded();
+  all.numerics = NumericsRecord{};
+  all.numerics->kernels = KernelRecord{CpuKernels::portable, "Haswell", "AVX2"};
+  const Evidence s1 = shard_of(all, {1, 2}, "2026-01-01T00:00:00Z");
+  Evidence s2 = shard_of(all, {2, 2}, "2026-01-02T00:00:00Z");
+  s2.environment.cpu.model = "AMD EPYC 9R14";
+  s2.environment.cpu.flags = "fpu avx2 fma";
+  const Evidence merged = merge_evidence({{"s2.json", s2}, {"s1.json", s1}});
+  ASSERT_EQ(merged.runs.size(), all.runs.size());
+  EXPECT_EQ(merged.environment.cpu.model, "AMD EPYC 9R14");  // the first file's
+  ASSERT_EQ(merged.run_environments.size(), 1u);
+  EXPECT_EQ(merged.run_environments[0].runs, (std::vector<int64_t>{0, 2, 4, 6}));
+  EXPECT_EQ(merged.run_environments[0].environment.cpu.model, all.environment.cpu.model);
+  EXPECT_EQ(environment_of_run(merged, 1).cpu.model, "AMD EPYC 9R14");
+  EXPECT_EQ(environment_of_run(merged, 2).cpu.model, all.environment.cpu.model);
+
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "genrepro_merge_mixed";
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "merged.json").string();
+  write_evidence(file, merged);
+  const Evidence back = read_evidence(file);
+  EXPECT_EQ(evidence_text(back), evidence_text(merged));
+  // Merging the merged file with nothing else keeps every run's environment.
+  EXPECT_EQ(evidence_text(merge_evidence({{"merged.json", back}})), evidence_text(merged));
+
+  const EvidenceDiff d = diff_evidence({{"golden.json", all}}, {file, back}, EvidenceDiffOptions{});
+  EXPECT_TRUE(d.agree());
+  EXPECT_TRUE(d.numerics.empty());
+  std::vector<std::string> paths;
+  for (const ValueDifference& v : d.environment) paths.push_back(v.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{"environment.cpu.model", "environment.cpu.flags"}));
+  std::filesystem::remove_all(dir);
+}
+
+// A listed run that is not in the file, or one listed twice, is refused when read.
+TEST(EvidenceMerge, RunEnvironmentsAreCheckedWhenRead) {
+  Evidence all = unsharded();
+  Evidence s2 = shard_of(all, {2, 2}, "t");
+  s2.environment.cpu.model = "other";
+  Evidence merged = merge_evidence({{"s1", shard_of(all, {1, 2}, "t")}, {"s2", s2}});
+  ASSERT_EQ(merged.run_environments.size(), 1u);
+  OrderedJson j = evidence_to_json(merged);
+  j["run_environments"][0]["runs"].push_back(1);
+  try {
+    evidence_from_json(j, "m.json");
+    ADD_FAILURE() << "a run listed twice was accepted";
+  } catch (const EvidenceError& e) {
+    EXPECT_EQ(std::string(e.what()), "m.json: run_environments[0].runs[4]: run 1 is listed in two environments");
+  }
+  j = evidence_to_json(merged);
+  j["run_environments"][0]["runs"][0] = 99;
+  try {
+    evidence_from_json(j, "m.json");
+    ADD_FAILURE() << "a run that is not in the file was accepted";
+  } catch (const EvidenceError& e) {
+    EXPECT_EQ(std::string(e.what()), "m.json: run_environments[0].runs[0]: 99 is the index of no run in this file");
+  }
 }
 
 TEST(Shard, ParseAndSelect) {

@@ -1,0 +1,52 @@
+# Portable CPU kernels (docs/numerics.md, "CPU kernels").
+#
+# The in-process suites link libtorch, so OpenBLAS chose its kernels when the test binary started,
+# before any genrepro code ran: their environment pins the kernels the way genrepro's loader does
+# before it opens the engine (harness/cli/engine_loader.hpp), and the default --cpu-kernels
+# portable then reads back what it requires.
+set(_in_process_entries reference.article_sampled_loop)
+foreach(_i RANGE 1 2)
+  list(APPEND _in_process_entries genrepro_cli_tests.shard${_i}of2)
+endforeach()
+foreach(_i RANGE 1 ${GENREPRO_TORCH_TEST_SHARDS})
+  list(APPEND _in_process_entries genrepro_engine_tests.shard${_i}of${GENREPRO_TORCH_TEST_SHARDS})
+endforeach()
+# Deferred to the end of the directory: the test declarations are included in path order, and
+# some of these entries (reference/sampling.cmake's) are declared after this file.
+function(_genrepro_pin_portable_kernels)
+  foreach(_t IN LISTS ARGN)
+    if(NOT TEST ${_t})
+      message(FATAL_ERROR "tests/ci/portable_kernels.cmake: no test ${_t} to pin portable kernels for")
+    endif()
+    set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OPENBLAS_CORETYPE=Haswell" "ATEN_CPU_CAPABILITY=avx2")
+  endforeach()
+endfunction()
+cmake_language(DEFER CALL _genrepro_pin_portable_kernels ${_in_process_entries})
+
+# Portable evidence does not depend on the user's OPENBLAS_CORETYPE / ATEN_CPU_CAPABILITY; native
+# does; an unhonourable portable request (no AVX2 claimed, the reference BLAS) is exit 2; a
+# change of kernels is diff's own cause.
+add_test(NAME portable.kernels
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/portable_kernels.py
+          --binary $<TARGET_FILE:genrepro> --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
+          --scratch ${CMAKE_BINARY_DIR}/portable-kernels)
+set_tests_properties(portable.kernels PROPERTIES LABELS cli FIXTURES_REQUIRED tiny_model
+  SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The bit-exact cross-machine check: the regression gate's evidence (experiments/article on the
+# tiny fixture, default flags: portable kernels) against the committed digest.
+add_test(NAME portable.digest
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/portable_digest.py
+          --evidence ${CMAKE_BINARY_DIR}/golden/fixture-evidence.json
+          --digest ${CMAKE_SOURCE_DIR}/tests/data/portable-digest.json)
+set_tests_properties(portable.digest PROPERTIES LABELS golden FIXTURES_REQUIRED golden_fixture_evidence
+  SKIP_RETURN_CODE 77)
+
+# Shards from mixed machines merge, keep their environments, and diff cleanly; shards of
+# different kernels are still refused (the article shards of tests/cli/run.cmake).
+add_test(NAME portable.merge_mixed_machines
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/merge_mixed_machines.py --binary $<TARGET_FILE:genrepro>
+          --shards ${CMAKE_BINARY_DIR}/run-article/shard1.json ${CMAKE_BINARY_DIR}/run-article/shard2.json
+          --unsharded ${CMAKE_BINARY_DIR}/golden/fixture-evidence.json --scratch ${CMAKE_BINARY_DIR}/merge-mixed)
+set_tests_properties(portable.merge_mixed_machines PROPERTIES LABELS cli
+  FIXTURES_REQUIRED "article_shards;golden_fixture_evidence")
