@@ -4,24 +4,25 @@
 # before any genrepro code ran: their environment pins the kernels the way genrepro's loader does
 # before it opens the engine (harness/cli/engine_loader.hpp), and the default --cpu-kernels
 # portable then reads back what it requires.
-set(_in_process_entries reference.article_sampled_loop)
-foreach(_i RANGE 1 2)
-  list(APPEND _in_process_entries genrepro_cli_tests.shard${_i}of2)
-endforeach()
-foreach(_i RANGE 1 ${GENREPRO_TORCH_TEST_SHARDS})
-  list(APPEND _in_process_entries genrepro_engine_tests.shard${_i}of${GENREPRO_TORCH_TEST_SHARDS})
-endforeach()
-# Deferred to the end of the directory: the test declarations are included in path order, and
-# some of these entries (reference/sampling.cmake's) are declared after this file.
+# Every entry that runs a test binary linking libtorch: the gtest binaries' shards (however many
+# there are) and the article's sampled loop, which runs genrepro_cli_tests on its own. Deferred to
+# the end of the directory: the test declarations are included in path order, and some of these
+# entries (reference/sampling.cmake's) are declared after this file.
 function(_genrepro_pin_portable_kernels)
-  foreach(_t IN LISTS ARGN)
-    if(NOT TEST ${_t})
-      message(FATAL_ERROR "tests/ci/portable_kernels.cmake: no test ${_t} to pin portable kernels for")
+  get_property(_tests DIRECTORY PROPERTY TESTS)
+  set(_pinned 0)
+  foreach(_t IN LISTS _tests)
+    if(_t MATCHES "^genrepro_(cli|engine)_tests\\." OR _t STREQUAL "reference.article_sampled_loop")
+      set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OPENBLAS_CORETYPE=Haswell" "ATEN_CPU_CAPABILITY=avx2")
+      math(EXPR _pinned "${_pinned} + 1")
     endif()
-    set_property(TEST ${_t} APPEND PROPERTY ENVIRONMENT "OPENBLAS_CORETYPE=Haswell" "ATEN_CPU_CAPABILITY=avx2")
   endforeach()
+  if(_pinned LESS 3)
+    message(FATAL_ERROR "tests/ci/portable_kernels.cmake: found ${_pinned} in-process entries to pin portable kernels for; "
+                        "the gtest binaries' entries were renamed")
+  endif()
 endfunction()
-cmake_language(DEFER CALL _genrepro_pin_portable_kernels ${_in_process_entries})
+cmake_language(DEFER CALL _genrepro_pin_portable_kernels)
 
 # Portable evidence does not depend on the user's OPENBLAS_CORETYPE / ATEN_CPU_CAPABILITY; native
 # does; an unhonourable portable request (no AVX2 claimed, the reference BLAS) is exit 2; a
