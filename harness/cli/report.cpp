@@ -7,6 +7,7 @@
 
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
+#include "evidence/evidence_consistency.hpp"
 #include "golden/article_check.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
@@ -38,9 +39,11 @@ std::vector<ReportDocument> read_documents(const ReportCliOptions& opt) {
 int run_report(const ReportCliOptions& opt, Console& io) {
   check_output_directory("--out", opt.out);
   const std::vector<ReportDocument> documents = read_documents(opt);
+  for (std::size_t i = 0; i < documents.size(); ++i) print_unchecked_texts(opt.evidence[i], documents[i].evidence, io.err);
   ReportOptions options;
   if (!opt.golden.empty()) {
     options.golden = read_golden(opt.golden);
+    print_unchecked_texts(options.golden, io.err);
     options.golden_name = opt.golden;
   }
   if (!opt.article.empty()) {

@@ -134,6 +134,7 @@ OrderedJson evidence_to_json(const Evidence& e) {
   j["model"] = model_to_json(e.model);
   j["experiments"] = std::move(experiments);
   j["runs"] = std::move(runs);
+  if (e.resumed) j["resumed"] = resume_to_json(*e.resumed);  // volatile: a golden has none
   return j;
 }
 

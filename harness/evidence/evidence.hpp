@@ -22,6 +22,7 @@
 
 #include "evidence/environment.hpp"
 #include "evidence/numerics_record.hpp"
+#include "evidence/resume_record.hpp"
 #include "evidence/run_record.hpp"
 #include "spec/run_params.hpp"
 #include "util/json_text.hpp"
@@ -79,6 +80,8 @@ struct Evidence {
   ModelInfo model;
   std::vector<ExperimentRecord> experiments;
   std::vector<RunRecord> runs;
+  // Volatile; present when `run --resume` kept runs from a checkpoint (resume_record.hpp).
+  std::optional<ResumeRecord> resumed;
 };
 
 // One evidence file as read: where it came from (for messages) and what it holds.
@@ -133,8 +136,9 @@ void check_evidence(const Evidence& e, const std::string& file);
 // ---- volatile fields ----
 
 // A copy without the fields that legitimately differ between identical runs: created_utc,
-// runs[*].timing, environment.threads.runs_concurrently and numerics.execution (how the runs
-// were scheduled: batch, workers, threads, the probe's timing). Compare these to compare evidence;
+// runs[*].timing, environment.threads.runs_concurrently, numerics.execution (how the runs
+// were scheduled: batch, workers, threads, the probe's timing) and resumed (which runs a
+// checkpoint supplied). Compare these to compare evidence;
 // bless writes goldens without them. For nlohmann::json and OrderedJson alike, so a golden
 // keeps the evidence's key order.
 template <class Json>
@@ -145,6 +149,7 @@ Json strip_volatile(Json evidence) {
       evidence["environment"].contains("threads") && evidence["environment"]["threads"].is_object())
     evidence["environment"]["threads"].erase("runs_concurrently");
   if (evidence.contains("numerics") && evidence["numerics"].is_object()) evidence["numerics"].erase("execution");
+  evidence.erase("resumed");
   if (evidence.contains("runs") && evidence["runs"].is_array())
     for (auto& run : evidence["runs"])
       if (run.is_object()) run.erase("timing");

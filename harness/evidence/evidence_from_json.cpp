@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "evidence/evidence.hpp"
+#include "evidence/evidence_consistency.hpp"
 #include "spec/experiment_spec.hpp"
 #include "util/errors.hpp"
 
@@ -329,7 +330,9 @@ Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
   const OrderedJson& runs = f.array(j, "", "runs");
   e.runs.reserve(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) e.runs.push_back(run_from_json(f, runs[i], index("runs", i)));
+  e.resumed = resume_from_json(j, file);
   check_evidence(e, file);
+  check_consistency(e, file);
   return e;
 }
 

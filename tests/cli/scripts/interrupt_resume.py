@@ -17,6 +17,7 @@ volatile.
 """
 import argparse
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -216,12 +217,13 @@ def check_refusals(g, work, model):
     # Another build: the same checkpoint as a different genrepro commit would have written it.
     with open(checkpoint, "rb") as f:
         head, rest = f.read().split(b"\n", 1)
-    first = json.loads(head)
+    first = json.loads(head)["line"]  # every line is {"sha256": <of the body>, "line": body}
     # (a rebuilt binary of the same dirty tree has the same commit string: the files' sha256 tell)
     library = sorted(first["key"]["genrepro"]["files_sha256"])[0]
     first["key"]["genrepro"]["files_sha256"][library] = "0" * 64
+    body = json.dumps(first, separators=(",", ":")).encode()
     with open(checkpoint, "wb") as f:
-        f.write(json.dumps(first).encode() + b"\n" + rest)
+        f.write(b'{"sha256":"' + hashlib.sha256(body).hexdigest().encode() + b'","line":' + body + b"}\n" + rest)
     kept = read_bytes(checkpoint)
     refused("another build", "is from a different build of genrepro: genrepro.files_sha256.", "grid.json", "--model", model)
 
@@ -230,6 +232,15 @@ def check_refusals(g, work, model):
         f.write(head + b"\n" + b"{not json\n" + rest)
     kept = read_bytes(checkpoint)
     refused("a damaged line", "line 2:", "grid.json", "--model", model)
+
+    # A run line edited by hand (one digit of its output ids) without its digest: found by the digest.
+    second, others = rest.split(b"\n", 1)
+    at = second.index(b'"output_ids":[') + len(b'"output_ids":[')
+    edited = second[:at] + (b"2" if second[at:at + 1] == b"1" else b"1") + second[at + 1:]
+    with open(checkpoint, "wb") as f:
+        f.write(head + b"\n" + edited + b"\n" + others)
+    kept = read_bytes(checkpoint)
+    refused("an edited line", "line 2: its bytes hash to sha256", "grid.json", "--model", model)
 
     # Two writers of one --out: the second finds the checkpoint locked.
     with open(checkpoint, "r+b") as held:

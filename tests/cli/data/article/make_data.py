@@ -9,8 +9,11 @@ check-article must exit 1 with a per-fact table. Run once by hand; the outputs a
 """
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "support"))
+from consistent_evidence import make_consistent  # noqa: E402  ids and specs as the writer makes them
 FACTS = os.path.join(HERE, "..", "..", "..", "..", "golden", "article", "article-facts.json")
 
 
@@ -40,8 +43,11 @@ EOS = 50256
 
 def step(k, token, text, kept, top=()):
     """A step record with every field evidence has; only token_id, token_text, kept and top matter here."""
-    return {"step": k, "token_id": token, "token_text": text, "prob": 0.5, "prob_t1": 0.5, "kept": kept, "top": list(top),
-            "rest_mass": 0.5, "margin": 0.0, "logit_margin": 0.0, "entropy": 0.0}
+    top = list(top)
+    # rest_mass as the writer derives it from the listed candidates (the reader checks it).
+    rest = 1 - sum(c["prob_scaled"] for c in top) if top else 0.5
+    return {"step": k, "token_id": token, "token_text": text, "prob": 0.5, "prob_t1": 0.5, "kept": kept, "top": top,
+            "rest_mass": rest, "margin": 0.0, "logit_margin": 0.0, "entropy": 0.0}
 
 
 def run(index, run_id, prompt, run_params, text, stop, steps):
@@ -80,9 +86,9 @@ def evidence(facts, fixture):
                    "cpu_capability": "AVX2", "threads": {"intra_op": 1, "inter_op": 1, "omp_max": 1, "runs_concurrently": 1},
                    "cpu": {"model": "", "flags": "", "logical_cores": 1, "usable_cores": 1}, "compiler": "", "os": "",
                    "kernel": "", "dtype": "float32", "device": "cpu", "float_control": None, "numerics_env": {}}
-    return {"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
+    return make_consistent({"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
             "created_utc": "2026-11-30T12:00:00Z", "environment": environment, "model": model,
-            "experiments": [{"name": "article", "path": "experiments/article.json", "sha256": "00", "spec": {}}], "runs": runs}
+            "experiments": [{"name": "article", "path": "experiments/article.json", "sha256": "00", "spec": {}}], "runs": runs})
 
 
 facts = json.load(open(FACTS, encoding="utf-8"))
