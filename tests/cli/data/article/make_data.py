@@ -50,9 +50,9 @@ def step(k, token, text, kept, top=()):
             "rest_mass": rest, "margin": 0.0, "logit_margin": 0.0, "entropy": 0.0}
 
 
-def run(index, run_id, prompt, run_params, text, stop, steps):
+def run(index, run_id, prompt, run_params, text, stop, steps, experiment="article"):
     output_ids = [s["token_id"] for s in steps if s["token_id"] is not None]
-    return {"id": run_id, "experiment": "article", "index": index, "prompt_index": 0, "prompt": prompt, "params": run_params,
+    return {"id": run_id, "experiment": experiment, "index": index, "prompt_index": 0, "prompt": prompt, "params": run_params,
             "prompt_ids": PROMPT_IDS, "output_ids": output_ids, "text": text, "continuation": text[len(prompt):],
             "stop": stop, "steps": steps}
 
@@ -77,7 +77,9 @@ def evidence(facts, fixture):
         p = params({"mode": "sample", "temperature": n["temperature"], "top_p": n["top_p"], "seed": 42, "max_new_tokens": 0}, top_candidates=1)
         top = [{"id": EOS, "text": "<|endoftext|>", "prob": 0.01, "prob_scaled": 0.01}]
         runs.append(run(len(runs), f"article/nucleus-t{n['temperature']}", facts["prompt"], p, facts["prompt"],
-                        {"reason": "max_new_tokens", "step": 0}, [step(0, None, "", kept, top)]))
+                        {"reason": "max_new_tokens", "step": 0}, [step(0, None, "", kept, top)],
+                        # its own experiment: it records 1 candidate a step, the generations none
+                        experiment="article-nucleus"))
     model = {"source": "fixture" if fixture else "hf-dir", "path": "/models/gpt2", "config": {"vocab_size": 50257}, "eos_token_id": EOS,
              "n_positions": 1024, "files": {}}
     environment = {"libtorch_version": "1.13.1", "torch_config": "", "torch_parallel_info": "",
