@@ -23,8 +23,8 @@ constexpr int kExitMismatch = 1;
 int run_check_article(const CheckArticleOptions& a, Console& io) {
   const OrderedJson facts = load_article_facts(a.facts);
   const EvidenceFile evidence = read_evidence_file(a.evidence);
-  print_unchecked_texts(evidence.path, evidence.evidence, io.err);
   const ArticleCheck check = check_article(facts, a.facts, evidence);
+  print_unchecked_texts(evidence.path, evidence.evidence, io.err);
   if (a.json)
     io.out << json_document_text(article_check_to_json(check)) << "\n";
   else

@@ -39,9 +39,9 @@ int run_diff(const DiffOptions& a, Console& io) {
   check_diff_options(a);
   const std::vector<EvidenceFile> golden = read_golden(a.golden);
   const EvidenceFile current = read_evidence_file(a.evidence);
+  const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
   print_unchecked_texts(golden, io.err);
   print_unchecked_texts(current.path, current.evidence, io.err);
-  const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
   if (a.json)
     io.out << json_document_text(diff_to_json(d)) << "\n";
   else

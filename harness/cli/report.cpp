@@ -39,17 +39,18 @@ std::vector<ReportDocument> read_documents(const ReportCliOptions& opt) {
 int run_report(const ReportCliOptions& opt, Console& io) {
   check_output_directory("--out", opt.out);
   const std::vector<ReportDocument> documents = read_documents(opt);
-  for (std::size_t i = 0; i < documents.size(); ++i) print_unchecked_texts(opt.evidence[i], documents[i].evidence, io.err);
   ReportOptions options;
   if (!opt.golden.empty()) {
     options.golden = read_golden(opt.golden);
-    print_unchecked_texts(options.golden, io.err);
     options.golden_name = opt.golden;
   }
   if (!opt.article.empty()) {
     options.article_facts = load_article_facts(opt.article);
     options.article_name = opt.article;
   }
+  // After every input was read: a refused input is then the one line on stderr.
+  for (std::size_t i = 0; i < documents.size(); ++i) print_unchecked_texts(opt.evidence[i], documents[i].evidence, io.err);
+  print_unchecked_texts(options.golden, io.err);
   for (const std::string& path : write_report(render_report(documents, options), opt.out)) io.out << path << "\n";
   return 0;
 }
