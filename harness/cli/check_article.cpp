@@ -3,6 +3,7 @@
 #include <string>
 
 #include "cli/verbs.hpp"
+#include "evidence/evidence_consistency.hpp"
 #include "golden/article_check.hpp"
 #include "evidence/evidence.hpp"
 
@@ -23,6 +24,7 @@ int run_check_article(const CheckArticleOptions& a, Console& io) {
   const OrderedJson facts = load_article_facts(a.facts);
   const EvidenceFile evidence = read_evidence_file(a.evidence);
   const ArticleCheck check = check_article(facts, a.facts, evidence);
+  print_unchecked_texts(evidence.path, evidence.evidence, io.err);
   if (a.json)
     io.out << json_document_text(article_check_to_json(check)) << "\n";
   else

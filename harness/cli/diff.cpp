@@ -8,6 +8,7 @@
 #include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
 #include "compare/evidence_diff.hpp"
+#include "evidence/evidence_consistency.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 
@@ -39,6 +40,8 @@ int run_diff(const DiffOptions& a, Console& io) {
   const std::vector<EvidenceFile> golden = read_golden(a.golden);
   const EvidenceFile current = read_evidence_file(a.evidence);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
+  print_unchecked_texts(golden, io.err);
+  print_unchecked_texts(current.path, current.evidence, io.err);
   if (a.json)
     io.out << json_document_text(diff_to_json(d)) << "\n";
   else

@@ -7,6 +7,7 @@
 
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
+#include "evidence/evidence_consistency.hpp"
 #include "golden/article_check.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
@@ -47,6 +48,9 @@ int run_report(const ReportCliOptions& opt, Console& io) {
     options.article_facts = load_article_facts(opt.article);
     options.article_name = opt.article;
   }
+  // After every input was read: a refused input is then the one line on stderr.
+  for (std::size_t i = 0; i < documents.size(); ++i) print_unchecked_texts(opt.evidence[i], documents[i].evidence, io.err);
+  print_unchecked_texts(options.golden, io.err);
   for (const std::string& path : write_report(render_report(documents, options), opt.out)) io.out << path << "\n";
   return 0;
 }

@@ -165,6 +165,12 @@ class RunComparer {
       if (const Candidate* nc = find(ns.top, gc.id)) {
         f.model_beyond |= prob(f, cp + ".prob_scaled", gc.prob_scaled, nc->prob_scaled);
         f.final_beyond |= prob(f, cp + ".prob", gc.prob, nc->prob);
+        // The same id read as other text is the decoder's change, and with max_new_tokens 0 the
+        // candidates' texts are the only text a run records.
+        if (gc.text != nc->text) {
+          f.token_text_differs = true;
+          add_exact(cp + ".text", OrderedJson(gc.text), OrderedJson(nc->text));
+        }
       } else if (!absent_is_plausible(gc, ns.top)) {
         f.model_beyond = true;
         add_exact(cp, OrderedJson(gc.prob_scaled), OrderedJson());

@@ -8,16 +8,58 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include "evidence/value_text.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
+#include "util/sha256.hpp"
 
 namespace genrepro {
 
 namespace {
 
 namespace fs = std::filesystem;
+
+// Every line is {"sha256":"<64 hex>","line":<body>}, the digest that of the body's exact bytes, so
+// a line edited by hand or damaged on disk is found even when it is still valid JSON.
+constexpr std::string_view kFramePrefix = "{\"sha256\":\"";
+constexpr std::string_view kFrameMiddle = "\",\"line\":";
+constexpr std::size_t kDigestHexDigits = 64;
+constexpr std::size_t kFrameHead = kFramePrefix.size() + kDigestHexDigits + kFrameMiddle.size();
+constexpr const char* kCheckpointSchemaV1 = "genrepro.checkpoint/1";
+
+std::string framed_line(const std::string& body) {
+  return std::string(kFramePrefix) + sha256_hex(body) + std::string(kFrameMiddle) + body + "}\n";
+}
+
+// A first line as genrepro.checkpoint/1 wrote it: the header object itself, without a frame.
+bool is_unframed_first_line(std::string_view line) {
+  return line.substr(0, kFramePrefix.size()) != kFramePrefix && line.find(kCheckpointSchemaV1) != std::string_view::npos;
+}
+
+// The body of one complete line, checked against its digest. A line that is not framed is cut
+// short only when it is the last and no JSON (a kill mid-write: empty, the caller drops it);
+// anywhere else, as whole JSON of another shape, and with a digest that does not match, the
+// checkpoint is damaged or is no checkpoint.
+std::optional<std::string_view> unframe(std::string_view line, const std::string& path, int line_number, bool last) {
+  const bool framed = line.size() > kFrameHead && line.substr(0, kFramePrefix.size()) == kFramePrefix &&
+                      line.substr(kFramePrefix.size() + kDigestHexDigits, kFrameMiddle.size()) == kFrameMiddle && line.back() == '}';
+  const std::string where = path + ": line " + std::to_string(line_number) + ": ";
+  if (!framed) {
+    if (last && !parse_ordered_json_text(line).ok()) return std::nullopt;
+    throw EvidenceError(where + "expected {\"sha256\": \"<64 hex>\", \"line\": {...}}; the checkpoint is damaged: delete it to start the runs over");
+  }
+  const std::string_view digest = line.substr(kFramePrefix.size(), kDigestHexDigits);
+  const std::string_view body = line.substr(kFrameHead, line.size() - kFrameHead - 1);
+  const std::string actual = sha256_hex(body);
+  if (actual != digest)
+    throw EvidenceError(where + "its bytes hash to sha256 " + actual.substr(0, 16) + "..., the line records " +
+                        std::string(digest.substr(0, 16)) +
+                        "...; the line was edited or damaged: delete the checkpoint to start the runs over");
+  return body;
+}
 
 [[noreturn]] void io_failure(const std::string& path, const std::string& step, int err) {
   throw Error(path + ": cannot " + step + ": " + std::strerror(err) +
@@ -115,6 +157,7 @@ std::string checkpoint_key_mismatch(const OrderedJson& found, const OrderedJson&
 CheckpointFile CheckpointFile::open(const std::string& path) {
   const fs::path target = fs::absolute(path);
   std::error_code ec;
+  const bool existed = fs::exists(target, ec);
   fs::create_directories(target.parent_path(), ec);
   if (ec) io_failure(path, "create directory " + target.parent_path().string(), ec.value());
   // The lock belongs to the file now at `path`: a finishing run may delete the file between our
@@ -141,7 +184,7 @@ CheckpointFile CheckpointFile::open(const std::string& path) {
         ::close(fd);
         throw Error(path + ": is not a regular file; remove it (genrepro keeps its checkpoint there)");
       }
-      return CheckpointFile(path, fd);
+      return CheckpointFile(path, fd, existed);
     }
     ::close(fd);
   }
@@ -149,7 +192,10 @@ CheckpointFile CheckpointFile::open(const std::string& path) {
 }
 
 CheckpointFile::CheckpointFile(CheckpointFile&& other) noexcept
-    : path_(std::move(other.path_)), fd_(other.fd_), pending_first_line_(std::move(other.pending_first_line_)) {
+    : path_(std::move(other.path_)),
+      fd_(other.fd_),
+      existed_(other.existed_),
+      pending_first_line_(std::move(other.pending_first_line_)) {
   other.fd_ = -1;
 }
 
@@ -177,9 +223,17 @@ CheckpointContents CheckpointFile::read() const {
       c.dropped_partial_line = true;
       break;
     }
-    const std::string_view line(text.data() + line_start, end - line_start);
-    const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(line);
+    const std::string_view framed(text.data() + line_start, end - line_start);
     const bool last = end + 1 >= text.size();
+    if (line_number == 1 && is_unframed_first_line(framed))
+      throw EvidenceError(path_ + ": line 1: a checkpoint of an older genrepro (" + std::string(kCheckpointSchemaV1) +
+                          ", no line digests); delete it to start the runs over");
+    const std::optional<std::string_view> line = unframe(framed, path_, line_number, last);
+    if (!line) {
+      c.dropped_partial_line = true;
+      break;
+    }
+    const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(*line);
     if (!parsed.ok() || !parsed.value.is_object()) {
       // Only the last line can be cut short; damage anywhere else is not ours to repair.
       if (last && !parsed.ok()) {
@@ -203,6 +257,7 @@ CheckpointContents CheckpointFile::read() const {
     line_start = end + 1;
     c.complete_bytes = line_start;
   }
+  c.sha256 = sha256_hex(std::string_view(text.data(), c.complete_bytes));
   return c;
 }
 
@@ -236,11 +291,11 @@ void CheckpointFile::write_line(const std::string& line) {
 
 void CheckpointFile::start(const OrderedJson& key) {
   truncate_to(0);
-  pending_first_line_ = OrderedJson{{"schema", kCheckpointSchema}, {"key", key}}.dump() + "\n";
+  pending_first_line_ = framed_line(OrderedJson{{"schema", kCheckpointSchema}, {"key", key}}.dump());
 }
 
 void CheckpointFile::append(const OrderedJson& run) {
-  write_line(pending_first_line_ + run.dump() + "\n");
+  write_line(pending_first_line_ + framed_line(run.dump()));
   pending_first_line_.clear();
 }
 

@@ -7,8 +7,10 @@
 // exactly as evidence.runs[] holds it, appended with one write(2) and flushed the moment the run
 // ends. A kill at any instant therefore leaves every finished run on disk; at worst the last line
 // is cut short, and the reader drops that line alone.
-//   {"schema": "genrepro.checkpoint/1", "key": {build, environment, model, experiments, shard, numerics}}
-//   {"id": "greedy/p0/greedy-3f1a...", "experiment": ..., "index": 0, ...}
+//   {"sha256":"<of the body>","line":{"schema": "genrepro.checkpoint/2", "key": {build, environment, model, experiments, shard, numerics}}}
+//   {"sha256":"<of the body>","line":{"id": "greedy/p0/greedy-3f1a...", "experiment": ..., "index": 0, ...}}
+// Each line carries the sha256 of its body's bytes, so an edited or damaged line is refused; each
+// kept run is then read like evidence (structure and consistency, evidence_consistency.hpp).
 //
 // While a run owns the file it holds an exclusive lock on it (flock), so two processes given the
 // same --out refuse each other instead of interleaving.
@@ -21,7 +23,8 @@
 
 namespace genrepro {
 
-inline constexpr const char* kCheckpointSchema = "genrepro.checkpoint/1";
+// /2: every line carries the sha256 of its own bytes (checkpoint.cpp); /1 files are refused.
+inline constexpr const char* kCheckpointSchema = "genrepro.checkpoint/2";
 
 // "<out>.checkpoint": beside the evidence, never *.json, so golden directories never read it.
 std::string checkpoint_path_for(const std::string& out);
@@ -44,6 +47,7 @@ struct CheckpointContents {
   std::vector<OrderedJson> runs;     // one per complete run line, as parsed
   uint64_t complete_bytes = 0;       // where the last complete line ends
   bool dropped_partial_line = false; // the last line was cut short (a kill mid-write) and is ignored
+  std::string sha256;                // of the complete lines (the first complete_bytes bytes)
 };
 
 // An open, locked checkpoint file. Not copyable; the lock ends when it is destroyed.
@@ -60,6 +64,8 @@ class CheckpointFile {
   ~CheckpointFile();
 
   const std::string& path() const { return path_; }
+  // Whether the file was there before open() (an empty checkpoint, not a missing one).
+  bool existed() const { return existed_; }
 
   // What the file holds now: bounded (kMaxEvidenceBytes), UTF-8 and depth-checked like every
   // reader; a bad first line or a bad line before the last is an EvidenceError naming the line.
@@ -77,10 +83,11 @@ class CheckpointFile {
   void remove();
 
  private:
-  CheckpointFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  CheckpointFile(std::string path, int fd, bool existed) : path_(std::move(path)), fd_(fd), existed_(existed) {}
   void write_line(const std::string& line);
   std::string path_;
   int fd_ = -1;
+  bool existed_ = false;
   std::string pending_first_line_;  // set by start(), written by the first append()
 };
 

@@ -142,6 +142,7 @@ OrderedJson evidence_to_json(const Evidence& e) {
       others.push_back({{"runs", re.runs}, {"environment", environment_to_json(re.environment)}});
     j["run_environments"] = std::move(others);
   }
+  if (e.resumed) j["resumed"] = resume_to_json(*e.resumed);  // volatile: a golden has none
   return j;
 }
 

@@ -22,6 +22,7 @@
 
 #include "evidence/environment.hpp"
 #include "evidence/numerics_record.hpp"
+#include "evidence/resume_record.hpp"
 #include "evidence/run_record.hpp"
 #include "spec/run_params.hpp"
 #include "util/json_text.hpp"
@@ -89,6 +90,8 @@ struct Evidence {
   // Empty unless merged from shards whose environments differ: every run not listed here ran in
   // `environment`. Evidence written before merge kept environments has none.
   std::vector<RunEnvironment> run_environments;
+  // Volatile; present when `run --resume` kept runs from a checkpoint (resume_record.hpp).
+  std::optional<ResumeRecord> resumed;
 };
 
 // The environment run `index` ran in: the one of run_environments that lists it, else e.environment.
@@ -146,8 +149,9 @@ void check_evidence(const Evidence& e, const std::string& file);
 // ---- volatile fields ----
 
 // A copy without the fields that legitimately differ between identical runs: created_utc,
-// runs[*].timing, environment.threads.runs_concurrently and numerics.execution (how the runs
-// were scheduled: batch, workers, threads, the probe's timing). Compare these to compare evidence;
+// runs[*].timing, environment.threads.runs_concurrently, numerics.execution (how the runs
+// were scheduled: batch, workers, threads, the probe's timing) and resumed (which runs a
+// checkpoint supplied). Compare these to compare evidence;
 // bless writes goldens without them. For nlohmann::json and OrderedJson alike, so a golden
 // keeps the evidence's key order.
 template <class Json>
@@ -163,6 +167,7 @@ Json strip_volatile(Json evidence) {
       if (re.is_object() && re.contains("environment") && re["environment"].is_object() &&
           re["environment"].contains("threads") && re["environment"]["threads"].is_object())
         re["environment"]["threads"].erase("runs_concurrently");
+  evidence.erase("resumed");
   if (evidence.contains("runs") && evidence["runs"].is_array())
     for (auto& run : evidence["runs"])
       if (run.is_object()) run.erase("timing");

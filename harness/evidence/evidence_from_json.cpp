@@ -9,6 +9,7 @@
 #include <set>
 
 #include "evidence/evidence.hpp"
+#include "evidence/evidence_consistency.hpp"
 #include "spec/experiment_spec.hpp"
 #include "util/errors.hpp"
 
@@ -370,7 +371,9 @@ Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
   e.runs.reserve(runs.size());
   for (std::size_t i = 0; i < runs.size(); ++i) e.runs.push_back(run_from_json(f, runs[i], index("runs", i)));
   if (j.contains("run_environments")) e.run_environments = run_environments_from_json(f, j, e.runs);
+  e.resumed = resume_from_json(j, file);
   check_evidence(e, file);
+  check_consistency(e, file);
   return e;
 }
 

@@ -23,8 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kGreedy = "greedy/p0/greedy-0a1b2c3d";
-const std::string kSampling = "sampling/p0/sample-t1-s42-4e5f6a7b";
+const std::string kGreedy = "greedy/p0/greedy-429460cc";
+const std::string kSampling = "sampling/p0/sample-t1-s42-2ce330fa";
 
 std::string data(const std::string& name) { return source_path("tests/cli/data/diff/" + name); }
 
@@ -36,7 +36,17 @@ json& run_named(json& doc, const std::string& id) {
   throw std::runtime_error("no run " + id);
 }
 
-// The run's last token becomes 31 (" t31", p 0.2): diff calls that a sampler/RNG change.
+// rest_mass and margin as the writer derives them from the candidates (the reader checks them).
+void rederive(json& s) {
+  double listed = 0;
+  for (const json& c : s["top"]) listed += c["prob_scaled"].get<double>();
+  s["rest_mass"] = 1 - listed;
+  s["margin"] = s["top"][0]["prob_scaled"].get<double>() - s["top"][1]["prob_scaled"].get<double>();
+}
+
+// The run's last token becomes 31 (" t31") at step 2, a near-tie (0.45001 vs 0.44999). The sampled
+// run draws the runner-up from the same distribution: a sampler/RNG change. The greedy run can
+// only pick its best candidate, so the two swap places (each keeps its probability): a near-tie.
 void change_last_token(json& doc, const std::string& id) {
   json& r = run_named(doc, id);
   r["output_ids"][2] = 31;
@@ -45,7 +55,11 @@ void change_last_token(json& doc, const std::string& id) {
   json& s = r["steps"][2];
   s["token_id"] = 31;
   s["token_text"] = " t31";
-  s["prob"] = s["prob_t1"] = 0.2;
+  if (r["params"]["mode"] == "greedy") {
+    std::swap(s["top"][0]["id"], s["top"][1]["id"]);
+    std::swap(s["top"][0]["text"], s["top"][1]["text"]);
+  }
+  s["prob"] = s["prob_t1"] = r["params"]["mode"] == "greedy" ? s["top"][0]["prob"] : s["top"][1]["prob"];
 }
 
 // The same tokens from another distribution: nothing explains it, diff calls it a regression.
@@ -53,6 +67,7 @@ void change_distribution(json& doc, const std::string& id) {
   json& s = run_named(doc, id)["steps"][1];
   s["prob"] = s["prob_t1"] = 0.45;
   s["top"][0]["prob"] = s["top"][0]["prob_scaled"] = 0.45;
+  rederive(s);
 }
 
 std::vector<std::string> names_in(const fs::path& dir) {
@@ -133,7 +148,7 @@ TEST_F(Bless, ReviewAcceptAndReject) {
   });
   const CliResult r = review(into, e, "a\nr\n");
   EXPECT_EQ(r.exit, 1) << describe({}, r);
-  EXPECT_TRUE(Searches(R"re(\[1/2\] greedy.json: changed run greedy/p0/greedy-0a1b2c3d: sampler/RNG change at new token 3 \(steps\[2\]\))re", r.out)) << r.out;
+  EXPECT_TRUE(Searches(R"re(\[1/2\] greedy.json: changed run greedy/p0/greedy-429460cc: near-tie at new token 3 \(steps\[2\]\))re", r.out)) << r.out;
   EXPECT_TRUE(Searches(R"re(golden: " t10 t20\[- t30-\]"\n  new:    " t10 t20\{\+ t31\+\}"\naccept \(a\) / reject \(r\))re", r.out)) << r.out;
   EXPECT_TRUE(Searches(R"re(\[2/2\] sampling.json: changed run)re", r.out));
   EXPECT_TRUE(Searches(R"re(bless: 1 accepted, 1 rejected, 0 skipped; wrote 1 golden file\(s\))re", r.out)) << r.out;
@@ -190,7 +205,7 @@ TEST_F(Bless, RegressionNeedsItsOwnConfirmation) {
   const std::string before = read_bytes(fs::path(into) / "greedy.json");
   CliResult r = review(into, e, "a\ny\n");
   EXPECT_EQ(r.exit, 1) << describe({}, r);
-  EXPECT_TRUE(Searches(R"re(changed run greedy/p0/greedy-0a1b2c3d: regression at new token 2 \(steps\[1\]\))re", r.out)) << r.out;
+  EXPECT_TRUE(Searches(R"re(changed run greedy/p0/greedy-429460cc: regression at new token 2 \(steps\[1\]\))re", r.out)) << r.out;
   EXPECT_TRUE(Searches(R"re(REGRESSION.*type 'yes': +not blessed: the golden keeps its run)re", r.out)) << r.out;
   EXPECT_TRUE(Searches(R"re(tokens: the same 3 new tokens; the difference is in probabilities)re", r.out)) << r.out;
   EXPECT_EQ(read_bytes(fs::path(into) / "greedy.json"), before);
@@ -204,7 +219,7 @@ TEST_F(Bless, YesRefusesARegressionUnlessAccepted) {
   const std::string into = blessed();
   const std::string before = read_bytes(fs::path(into) / "greedy.json");
   expect_case({"yes_regression", {"bless", e, "--into", into, "--yes"}, 2, "",
-               R"re(bless: run greedy/p0/greedy-0a1b2c3d in .*greedy.json: diff's verdict is regression .*--accept-regressions)re",
+               R"re(bless: run greedy/p0/greedy-429460cc in .*greedy.json: diff's verdict is regression .*--accept-regressions)re",
                Stderr::one_line});
   EXPECT_EQ(read_bytes(fs::path(into) / "greedy.json"), before);
   expect_case({"yes_accept_regressions", {"bless", e, "--into", into, "--yes", "--accept-regressions"}, 0,

@@ -20,7 +20,7 @@ const std::vector<CliCase> kDiff = {
     {"golden_directory", {"diff", data("golden_dir"), data("same.json")}, 0, R"re(diff: 2 runs compared, 2 agree, 0 differ)re",
      ""},
     {"one_token", {"diff", data("golden.json"), data("one_token.json")}, 1,
-     R"re(run greedy/p0/greedy-0a1b2c3d: sampler/RNG change at new token 3 \(steps\[2\]\)\n.*golden token: 30 " t30"  p\(golden\) 0.7  p\(new\) 0.7\n  new token:    31 " t31"  p\(golden\) 0.2  p\(new\) 0.2\n  margin \(best - second\): golden 0.5, new 0.5.*diff: 2 runs compared, 1 agree, 1 differ \(1 sampler/RNG change\))re",
+     R"re(run sampling/p0/sample-t1-s42-2ce330fa: sampler/RNG change at new token 3 \(steps\[2\]\)\n.*golden token: 30 " t30"  p\(golden\) 0.45001  p\(new\) 0.45001\n  new token:    31 " t31"  p\(golden\) 0.44999  p\(new\) 0.44999\n  margin \(best - second\): golden .*diff: 2 runs compared, 1 agree, 1 differ \(1 sampler/RNG change\))re",
      ""},
     {"near_tie", {"diff", data("near_tie_golden.json"), data("near_tie_new.json")}, 1,
      R"re(near-tie at new token 2 \(steps\[1\]\).*\(1 near-tie\))re", ""},
@@ -30,7 +30,7 @@ const std::vector<CliCase> kDiff = {
     {"json", {"diff", data("golden.json"), data("one_token.json"), "--json"}, 1,
      R"re("schema": "genrepro.diff/1".*"verdict": "sampler_change")re", ""},
     {"missing_runs", {"diff", data("golden.json"), data("golden_dir/greedy.json")}, 1,
-     R"re(missing run sampling/p0/sample-t1-s42-4e5f6a7b: in golden, not in the new evidence.*1 missing, 0 extra)re", ""},
+     R"re(missing run sampling/p0/sample-t1-s42-2ce330fa: in golden, not in the new evidence.*1 missing, 0 extra)re", ""},
     // Bad input: one line, exit 2.
     {"bad_missing_file", {"diff", data("golden.json"), data("nope.json")}, 2, "", R"re(nope.json: no such file)re",
      Stderr::one_line},

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_inprocess/cli_case.hpp"
+#include "util/sha256.hpp"
 
 namespace genrepro::test {
 namespace {
@@ -213,7 +214,7 @@ TEST_F(RunInterrupted, SigintAndSigtermKeepTheOldEvidenceAndResumeToTheUninterru
 }
 
 // What --resume refuses (docs/resume.md): a checkpoint from other experiments, another model or
-// another build, a damaged line that is not the last, a second writer (an unwritable --out: the
+// another build, a damaged line that is not the last, a line edited without its digest, a second writer (an unwritable --out: the
 // next test). Each:
 // exit 2, one error line after at most the model and plan lines, the checkpoint byte for byte
 // untouched. The checkpoint is a real one, left by a run stopped with SIGINT.
@@ -245,14 +246,17 @@ TEST(RunResume, RefusesWhatItCannotContinueAndTouchesNothing) {
 
   // Another build: the same checkpoint as a different genrepro build would have written it (a
   // rebuilt binary of the same dirty tree has the same commit string: the files' sha256 tell).
+  // Every line is {"sha256":"<hex of the body's bytes>","line":<body>} (docs/resume.md): an edit
+  // that re-frames its body is what a different build would have written.
+  const auto frame = [](const std::string& body) { return "{\"sha256\":\"" + sha256_hex(body) + "\",\"line\":" + body + "}"; };
   const size_t first_end = kept.find('\n');
   ASSERT_NE(first_end, std::string::npos);
   const std::string head = kept.substr(0, first_end), rest = kept.substr(first_end + 1);
-  json first = json::parse(head);
+  json first = json::parse(head).at("line");
   auto& files = first.at("key").at("genrepro").at("files_sha256");
   ASSERT_FALSE(files.empty());
   files.begin().value() = std::string(64, '0');
-  write_bytes(checkpoint, first.dump() + "\n" + rest);
+  write_bytes(checkpoint, frame(first.dump()) + "\n" + rest);
   kept = read_bytes(checkpoint);
   refused("another build", "is from a different build of genrepro: genrepro.files_sha256.",
           {"run", grid, "--out", out, "--resume", "--model", tiny_model()});
@@ -261,6 +265,19 @@ TEST(RunResume, RefusesWhatItCannotContinueAndTouchesNothing) {
   write_bytes(checkpoint, head + "\n{not json\n" + rest);
   kept = read_bytes(checkpoint);
   refused("a damaged line", "line 2:", {"run", grid, "--out", out, "--resume", "--model", tiny_model()});
+
+  // A run line edited by hand (one digit of its output ids) without its digest: the digest finds it.
+  const size_t second_end = rest.find('\n');
+  ASSERT_NE(second_end, std::string::npos);
+  std::string second = rest.substr(0, second_end);
+  const std::string ids_key = "\"output_ids\":[";
+  const size_t at = second.find(ids_key);
+  ASSERT_NE(at, std::string::npos);
+  char& digit = second[at + ids_key.size()];
+  digit = digit == '1' ? '2' : '1';
+  write_bytes(checkpoint, head + "\n" + second + "\n" + rest.substr(second_end + 1));
+  kept = read_bytes(checkpoint);
+  refused("an edited line", "line 2: its bytes hash to sha256", {"run", grid, "--out", out, "--resume", "--model", tiny_model()});
 
   // Two writers of one --out: the second finds the checkpoint locked (flock locks belong to an
   // open file, so this process's own second open conflicts as another process's would).

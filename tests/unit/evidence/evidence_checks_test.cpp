@@ -26,7 +26,9 @@ OrderedJson valid_json() {
                                      test::make_step(1, 50256, {{50256, 0.5}, {21, 0.2}}, 7)};
   RunRecord eos = make_run("s", DecodeMode::sample, sampled);
   eos.result.stop_reason = StopReason::eos;
-  return evidence_to_json(make_evidence({make_run("g", DecodeMode::greedy, greedy_steps()), eos}));
+  Evidence e = make_evidence({make_run("g", DecodeMode::greedy, greedy_steps()), eos});
+  test::make_consistent(e);  // the reader holds ids and grid points to the writer's rules too
+  return evidence_to_json(e);
 }
 
 struct Case {

@@ -30,6 +30,8 @@ Evidence unsharded() {
   e.model.source = "fixture";
   e.model.config = {{"vocab_size", 50257}};
   e.model.n_positions = 1024;
+  // Not 0: run 0's made-up token is id 0, and EOS as the last token would have stopped it "eos".
+  e.model.eos_token_id = 50256;
   e.environment.threads = {1, 1, 1, 1};
   e.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
   for (size_t i = 0; i < spec.runs.size(); ++i) {

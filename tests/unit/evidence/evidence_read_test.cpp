@@ -32,7 +32,10 @@ Evidence valid_evidence() {
   first.result.steps = {test::make_step(0, 0, {{10, 0.6}, {11, 0.3}})};
   first.result.steps[0].token_id = std::nullopt;
   first.result.steps[0].token_text = "";
-  return make_evidence({make_run("a", DecodeMode::greedy, greedy_steps()), first});
+  first.result.steps[0].kept = 2;  // sampled: both listed candidates are kept
+  Evidence e = make_evidence({make_run("a", DecodeMode::greedy, greedy_steps()), first});
+  test::make_consistent(e);
+  return e;
 }
 
 class EvidenceRead : public ::testing::Test {
@@ -171,8 +174,9 @@ TEST_F(EvidenceRead, KeysKeepTheFilesOrder) {
 }
 
 TEST_F(EvidenceRead, WhatMustHoldBetweenFieldsIsChecked) {
-  EXPECT_EQ(error_after([](OrderedJson& d) { d["runs"][1]["id"] = "a"; }),
-            "e.json: run id \"a\" appears twice (runs[0] and runs[1]); ids must be unique — regenerate or merge the evidence with genrepro");
+  EXPECT_EQ(error_after([](OrderedJson& d) { d["runs"][1]["id"] = d["runs"][0]["id"]; }),
+            "e.json: run id \"" + valid_evidence().runs[0].id +
+                "\" appears twice (runs[0] and runs[1]); ids must be unique — regenerate or merge the evidence with genrepro");
   EXPECT_EQ(error_after([](OrderedJson& d) { d["runs"][0]["prompt_ids"] = OrderedJson::array(); }),
             std::string("e.json: runs[0].prompt_ids: found an empty array; allowed: at least 1 token") + kRegenerate);
   EXPECT_EQ(error_after([](OrderedJson& d) { d["runs"][0]["steps"][2]["step"] = 5; }),
@@ -194,18 +198,25 @@ TEST_F(EvidenceRead, WhatMustHoldBetweenFieldsIsChecked) {
 }
 
 TEST_F(EvidenceRead, GoldenDirectoryPoolsRunsAndRejectsOverlaps) {
-  write("golden/a.json", evidence_text(make_evidence({make_run("a", DecodeMode::greedy, greedy_steps())})));
-  write("golden/b.json", evidence_text(make_evidence({make_run("b", DecodeMode::greedy, greedy_steps())})));
+  const auto consistent = [](const std::string& id) {
+    Evidence e = make_evidence({make_run(id, DecodeMode::greedy, greedy_steps())});
+    test::make_consistent(e);
+    return e;
+  };
+  const Evidence a = consistent("a");
+  const Evidence b = consistent("b");
+  write("golden/a.json", evidence_text(a));
+  write("golden/b.json", evidence_text(b));
   write("golden/.b.json.tmp", "not evidence: hidden files are skipped");
   write("golden/notes.txt", "not *.json: skipped");
   const std::vector<EvidenceFile> golden = read_golden((dir_ / "golden").string());
   ASSERT_EQ(golden.size(), 2u);
   EXPECT_EQ(golden[0].path, (dir_ / "golden" / "a.json").string());
-  EXPECT_EQ(golden[1].evidence.runs.at(0).id, "b");
+  EXPECT_EQ(golden[1].evidence.runs.at(0).id, b.runs.at(0).id);
 
-  write("golden/c.json", evidence_text(make_evidence({make_run("a", DecodeMode::greedy, greedy_steps())})));
+  write("golden/c.json", evidence_text(a));
   EXPECT_EQ(error_of([&] { read_golden((dir_ / "golden").string()); }),
-            (dir_ / "golden" / "c.json").string() + ": run id \"a\" is also in " + (dir_ / "golden" / "a.json").string() +
+            (dir_ / "golden" / "c.json").string() + ": run id \"" + a.runs.at(0).id + "\" is also in " + (dir_ / "golden" / "a.json").string() +
                 "; golden files must not overlap — remove the stale file (bless writes one file per experiment)");
   fs::create_directories(dir_ / "empty");
   EXPECT_THAT(error_of([&] { read_golden((dir_ / "empty").string()); }), HasSubstr("golden directory holds no *.json evidence files"));

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "evidence_builders.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
 
@@ -86,6 +88,29 @@ Evidence sample_evidence(const std::vector<double>& reals) {
   return e;
 }
 
+// sample_evidence as the writer would make it, for what goes through the reader (its consistency
+// layer): `probs` (descending) as both prob and prob_scaled, rest_mass and margin derived from
+// them, every positive candidate kept, the chosen token's entries its own, ids and specs
+// test::make_consistent's.
+Evidence consistent_sample(const std::vector<double>& probs) {
+  Evidence e = sample_evidence(probs);
+  StepRecord& s = e.runs[0].result.steps[0];
+  double listed = 0;
+  int64_t positive = 0;
+  for (Candidate& c : s.top) {
+    c.prob_scaled = c.prob;
+    listed += c.prob_scaled;
+    positive += c.prob > 0 ? 1 : 0;
+  }
+  s.rest_mass = 1 - listed;
+  s.margin = s.top.size() >= 2 ? s.top[0].prob_scaled - s.top[1].prob_scaled : 0;
+  s.kept = std::max<int64_t>(positive, 1);
+  if (s.top.size() > 257) s.prob = s.prob_t1 = s.top[257].prob;
+  e.runs[1].experiment = "x-first";  // its own spec: it lists no candidates
+  test::make_consistent(e);
+  return e;
+}
+
 TEST(Evidence, DoublesRoundTripBitExactly) {
   std::vector<double> reals = {0.1,
                                1.0 / 3.0,
@@ -124,9 +149,11 @@ TEST(Evidence, DoublesRoundTripBitExactly) {
   // docs/validation.md): every bit kept, and text -> Evidence -> text a fixed point.
   std::vector<double> probabilities;
   for (double d : reals)
-    if (d >= 0 && d <= 1) probabilities.push_back(d);
+    if (d >= 0 && d <= 1) probabilities.push_back(std::ldexp(d, -13));  // their sum stays below 1
+  // Listed best first, as the writer lists candidates.
+  std::sort(probabilities.begin(), probabilities.end(), [](double a, double b) { return a > b; });
   ASSERT_GT(probabilities.size(), 1000u);
-  const std::string text = evidence_text(sample_evidence(probabilities));
+  const std::string text = evidence_text(consistent_sample(probabilities));
   const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
   ASSERT_TRUE(parsed.ok()) << parsed.problem;
   const Evidence back = evidence_from_json(parsed.value, "mem");
@@ -157,7 +184,7 @@ TEST(Evidence, KeysAreWrittenInTheDocumentedOrder) {
 
 TEST(Evidence, WriteAndReadAFile) {
   const auto path = std::filesystem::temp_directory_path() / ("genrepro_evidence_test_" + std::to_string(::getpid()) + ".json");
-  const Evidence e = sample_evidence({0.25, 0.125});
+  const Evidence e = consistent_sample({0.25, 0.125});
   write_evidence(path.string(), e);
   const Evidence back = read_evidence(path.string());
   EXPECT_EQ(evidence_text(back), evidence_text(e));
@@ -167,7 +194,7 @@ TEST(Evidence, WriteAndReadAFile) {
 // A golden (bless strips the volatile fields) reads back without them and writes back the same
 // bytes: nothing is invented for what the file does not hold.
 TEST(Evidence, AGoldenIsAFixedPointToo) {
-  const OrderedJson golden = strip_volatile(evidence_to_json(sample_evidence({0.25, 0.125})));
+  const OrderedJson golden = strip_volatile(evidence_to_json(consistent_sample({0.25, 0.125})));
   const std::string text = golden.dump(2) + "\n";
   const ParsedJson<OrderedJson> parsed = parse_ordered_json_text(text);
   ASSERT_TRUE(parsed.ok()) << parsed.problem;

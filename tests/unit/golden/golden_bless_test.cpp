@@ -24,11 +24,16 @@ RunRecord run_of(const std::string& id, const std::string& experiment, int64_t t
   return test::make_run(id, DecodeMode::greedy, {test::make_step(0, token, {{token, 0.5}})}, experiment);
 }
 
+// Consistent as the writer's (the reader checks every relation): ids are test::make_consistent's.
 Evidence evidence_of(const std::vector<RunRecord>& runs) {
   Evidence e = test::make_evidence(runs);
   e.environment.threads.runs_concurrently = 2;
+  test::make_consistent(e);
   return e;
 }
+
+// The id run_of(given, experiment, ...) has in evidence_of's evidence.
+std::string id(const std::string& given, const std::string& experiment) { return test::consistent_id(run_of(given, experiment, 1)); }
 
 class GoldenBless : public ::testing::Test {
  protected:
@@ -105,7 +110,7 @@ TEST_F(GoldenBless, SplitsByExperimentAndStripsVolatileFields) {
   EXPECT_FALSE(plan.files[0].exists());
   const std::optional<OrderedJson> doc = compose_golden(plan.files[0], accept_all(plan));
   ASSERT_TRUE(doc);
-  EXPECT_EQ(run_ids(*doc), (std::vector<std::string>{"greedy/a", "greedy/c"}));
+  EXPECT_EQ(run_ids(*doc), (std::vector<std::string>{id("greedy/a", "greedy"), id("greedy/c", "greedy")}));
   ASSERT_EQ((*doc)["experiments"].size(), 1u);
   EXPECT_EQ((*doc)["experiments"][0]["name"], "greedy");
   EXPECT_FALSE(doc->contains("created_utc"));
@@ -150,7 +155,7 @@ TEST_F(GoldenBless, ChangedRunShowsItsVerdictFirstDivergenceAndTokens) {
   EXPECT_EQ(f.runs[0].change, RunChange::changed);
   ASSERT_TRUE(f.runs[0].diff);
   // Numbered as people count, with the JSON index beside it (diff_ci_report's convention).
-  EXPECT_THAT(format_run_line(f, f.runs[0], false), HasSubstr("greedy.json: changed run greedy/a: "));
+  EXPECT_THAT(format_run_line(f, f.runs[0], false), HasSubstr("greedy.json: changed run " + id("greedy/a", "greedy") + ": "));
   EXPECT_THAT(format_run_line(f, f.runs[0], false), HasSubstr(" at new token 1 (steps[0])"));
   EXPECT_EQ(format_token_diff(f, f.runs[0], false),
             "  first different token: new token 1 (steps[0])\n  golden: \"[- t5-]\"\n  new:    \"{+ t9+}\"\n");
@@ -180,23 +185,23 @@ TEST_F(GoldenBless, MissingRunIsKeptInPlaceWithoutPruneAndRemovedWithIt) {
   const BlessPlan plan = plan_bless(fewer, golden());
   const GoldenFilePlan& f = plan.files[0];
   ASSERT_EQ(f.count(RunChange::missing), 1u);
-  EXPECT_EQ(f.runs.back().id, "x/b");
-  EXPECT_THAT(format_bless_preview(plan, false), HasSubstr("missing run x/b: in the golden, not in the evidence: kept (--prune removes it)"));
+  EXPECT_EQ(f.runs.back().id, id("x/b", "x"));
+  EXPECT_THAT(format_bless_preview(plan, false), HasSubstr("missing run " + id("x/b", "x") + ": in the golden, not in the evidence: kept (--prune removes it)"));
   EXPECT_THAT(format_bless_preview(plan, false), HasSubstr("1 changed, 1 missing from the evidence (kept), 1 unchanged"));
 
   BlessDecisions keep = accept_all(plan);
   const std::optional<OrderedJson> kept = compose_golden(f, keep);
   ASSERT_TRUE(kept);
-  EXPECT_EQ(run_ids(*kept), (std::vector<std::string>{"x/a", "x/b", "x/c"})) << "kept where it was";
+  EXPECT_EQ(run_ids(*kept), (std::vector<std::string>{id("x/a", "x"), id("x/b", "x"), id("x/c", "x")})) << "kept where it was";
   EXPECT_EQ((*kept)["runs"][2]["output_ids"][0], 4);
 
   BlessDecisions prune = accept_all(plan);
   prune.prune = true;
-  EXPECT_EQ(run_ids(*compose_golden(f, prune)), (std::vector<std::string>{"x/a", "x/c"}));
+  EXPECT_EQ(run_ids(*compose_golden(f, prune)), (std::vector<std::string>{id("x/a", "x"), id("x/c", "x")}));
   // Pruning alone changes the file.
   BlessDecisions only_prune;
   only_prune.prune = true;
-  EXPECT_EQ(run_ids(*compose_golden(f, only_prune)), (std::vector<std::string>{"x/a", "x/c"}));
+  EXPECT_EQ(run_ids(*compose_golden(f, only_prune)), (std::vector<std::string>{id("x/a", "x"), id("x/c", "x")}));
   EXPECT_EQ((*compose_golden(f, only_prune))["runs"][1]["output_ids"][0], 3) << "c not accepted: the golden's c";
   // --run names what is pruned.
   only_prune.prune_only = {"x/other"};
@@ -210,15 +215,15 @@ TEST_F(GoldenBless, OnlyAcceptedRunsChange) {
   const BlessPlan plan = plan_bless(
       EvidenceFile{"e2.json", evidence_of({run_of("x/a", "x", 7), run_of("x/b", "x", 8), run_of("x/new", "x", 9)})}, golden());
   BlessDecisions d;
-  d.runs["x/a"] = Decision::accept;
-  d.runs["x/b"] = Decision::reject;
-  d.runs["x/new"] = Decision::skip;
+  d.runs[id("x/a", "x")] = Decision::accept;
+  d.runs[id("x/b", "x")] = Decision::reject;
+  d.runs[id("x/new", "x")] = Decision::skip;
   const std::optional<OrderedJson> doc = compose_golden(plan.files[0], d);
   ASSERT_TRUE(doc);
-  EXPECT_EQ(run_ids(*doc), (std::vector<std::string>{"x/a", "x/b"})) << "a new run that was not accepted is left out";
+  EXPECT_EQ(run_ids(*doc), (std::vector<std::string>{id("x/a", "x"), id("x/b", "x")})) << "a new run that was not accepted is left out";
   EXPECT_EQ((*doc)["runs"][0]["output_ids"][0], 7);
   EXPECT_EQ((*doc)["runs"][1]["output_ids"][0], 2);
-  d.runs["x/a"] = Decision::reject;
+  d.runs[id("x/a", "x")] = Decision::reject;
   EXPECT_FALSE(compose_golden(plan.files[0], d)) << "nothing accepted, nothing pruned: the file is left alone";
 }
 
@@ -227,11 +232,11 @@ TEST_F(GoldenBless, ARegressionIsMarked) {
   const BlessPlan first = plan_bless(old_e, golden());
   write_golden(first, accept_all(first), kSource, golden());
   // Same token, a different distribution: nothing explains it.
-  RunRecord r = test::make_run("greedy/a", DecodeMode::greedy, {test::make_step(0, 5, {{5, 0.9}, {6, 0.05}})}, "greedy");
+  RunRecord r = test::make_run("greedy/a", DecodeMode::greedy, {test::make_step(0, 5, {{5, 0.9}})}, "greedy");
   const BlessPlan plan = plan_bless(EvidenceFile{"e2.json", evidence_of({r})}, golden());
   ASSERT_EQ(plan.files[0].runs.size(), 1u);
   EXPECT_TRUE(plan.files[0].runs[0].is_regression());
-  EXPECT_THAT(format_run_line(plan.files[0], plan.files[0].runs[0], false), HasSubstr("changed run greedy/a: regression"));
+  EXPECT_THAT(format_run_line(plan.files[0], plan.files[0].runs[0], false), HasSubstr("changed run " + id("greedy/a", "greedy") + ": regression"));
 }
 
 TEST_F(GoldenBless, EnvironmentDifferencesAreListedOnce) {

@@ -9,8 +9,11 @@ check-article must exit 1 with a per-fact table. Run once by hand; the outputs a
 """
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "support"))
+from consistent_evidence import make_consistent  # noqa: E402  ids and specs as the writer makes them
 FACTS = os.path.join(HERE, "..", "..", "..", "..", "golden", "article", "article-facts.json")
 
 
@@ -40,13 +43,16 @@ EOS = 50256
 
 def step(k, token, text, kept, top=()):
     """A step record with every field evidence has; only token_id, token_text, kept and top matter here."""
-    return {"step": k, "token_id": token, "token_text": text, "prob": 0.5, "prob_t1": 0.5, "kept": kept, "top": list(top),
-            "rest_mass": 0.5, "margin": 0.0, "logit_margin": 0.0, "entropy": 0.0}
+    top = list(top)
+    # rest_mass as the writer derives it from the listed candidates (the reader checks it).
+    rest = 1 - sum(c["prob_scaled"] for c in top) if top else 0.5
+    return {"step": k, "token_id": token, "token_text": text, "prob": 0.5, "prob_t1": 0.5, "kept": kept, "top": top,
+            "rest_mass": rest, "margin": 0.0, "logit_margin": 0.0, "entropy": 0.0}
 
 
-def run(index, run_id, prompt, run_params, text, stop, steps):
+def run(index, run_id, prompt, run_params, text, stop, steps, experiment="article"):
     output_ids = [s["token_id"] for s in steps if s["token_id"] is not None]
-    return {"id": run_id, "experiment": "article", "index": index, "prompt_index": 0, "prompt": prompt, "params": run_params,
+    return {"id": run_id, "experiment": experiment, "index": index, "prompt_index": 0, "prompt": prompt, "params": run_params,
             "prompt_ids": PROMPT_IDS, "output_ids": output_ids, "text": text, "continuation": text[len(prompt):],
             "stop": stop, "steps": steps}
 
@@ -71,7 +77,9 @@ def evidence(facts, fixture):
         p = params({"mode": "sample", "temperature": n["temperature"], "top_p": n["top_p"], "seed": 42, "max_new_tokens": 0}, top_candidates=1)
         top = [{"id": EOS, "text": "<|endoftext|>", "prob": 0.01, "prob_scaled": 0.01}]
         runs.append(run(len(runs), f"article/nucleus-t{n['temperature']}", facts["prompt"], p, facts["prompt"],
-                        {"reason": "max_new_tokens", "step": 0}, [step(0, None, "", kept, top)]))
+                        {"reason": "max_new_tokens", "step": 0}, [step(0, None, "", kept, top)],
+                        # its own experiment: it records 1 candidate a step, the generations none
+                        experiment="article-nucleus"))
     model = {"source": "fixture" if fixture else "hf-dir", "path": "/models/gpt2", "config": {"vocab_size": 50257}, "eos_token_id": EOS,
              "n_positions": 1024, "files": {}}
     environment = {"libtorch_version": "1.13.1", "torch_config": "", "torch_parallel_info": "",
@@ -80,9 +88,9 @@ def evidence(facts, fixture):
                    "cpu_capability": "AVX2", "threads": {"intra_op": 1, "inter_op": 1, "omp_max": 1, "runs_concurrently": 1},
                    "cpu": {"model": "", "flags": "", "logical_cores": 1, "usable_cores": 1}, "compiler": "", "os": "",
                    "kernel": "", "dtype": "float32", "device": "cpu", "float_control": None, "numerics_env": {}}
-    return {"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
+    return make_consistent({"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
             "created_utc": "2026-11-30T12:00:00Z", "environment": environment, "model": model,
-            "experiments": [{"name": "article", "path": "experiments/article.json", "sha256": "00", "spec": {}}], "runs": runs}
+            "experiments": [{"name": "article", "path": "experiments/article.json", "sha256": "00", "spec": {}}], "runs": runs})
 
 
 facts = json.load(open(FACTS, encoding="utf-8"))

@@ -8,8 +8,11 @@ import copy
 import json
 import math
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "support"))
+from consistent_evidence import make_consistent  # noqa: E402  ids and specs as the writer makes them
 
 
 def step(k, chosen, top, kept=1):
@@ -34,7 +37,7 @@ def run(run_id, experiment, mode, steps, seed=42):
 
 
 def doc(runs, libtorch="1.13.0", created="2026-11-30T12:00:00Z"):
-    return {"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
+    return make_consistent({"schema": "genrepro.evidence/1", "genrepro": {"version": "0.1.0", "git_commit": "0000000"},
             "created_utc": created,
             "environment": {"libtorch_version": libtorch, "torch_config": "", "torch_parallel_info": "",
                             "blas": {"library": None, "resolved": None, "vendor": "none", "config": None, "core": None,
@@ -48,16 +51,27 @@ def doc(runs, libtorch="1.13.0", created="2026-11-30T12:00:00Z"):
                       "files": {}},
             "experiments": [{"name": "greedy", "path": "experiments/greedy.json", "sha256": "00", "spec": {}},
                             {"name": "sampling", "path": "experiments/sampling.json", "sha256": "00", "spec": {}}],
-            "runs": runs}
+            "runs": copy.deepcopy(runs)})
 
 
 def greedy_steps():
+    # Step 2 is a near-tie (2e-5 apart), so a greedy run can flip it without breaking the relation
+    # "a greedy token is its best candidate" (the bless tests do).
     return [step(0, 10, [(10, 0.6), (11, 0.3)]), step(1, 20, [(20, 0.5), (21, 0.2)]),
-            step(2, 30, [(30, 0.7), (31, 0.2)])]
+            step(2, 30, [(30, 0.45001), (31, 0.44999)])]
 
 
 G = run("greedy/p0/greedy-0a1b2c3d", "greedy", "greedy", greedy_steps())
-S = run("sampling/p0/sample-t1-s42-4e5f6a7b", "sampling", "sample", greedy_steps())
+def sampled_steps():
+    # Sampled at T = 1 with no filter: both listed candidates are kept (the consistency layer
+    # holds kept >= the candidates with prob > 0).
+    steps = greedy_steps()
+    for s in steps:
+        s["kept"] = 2
+    return steps
+
+
+S = run("sampling/p0/sample-t1-s42-4e5f6a7b", "sampling", "sample", sampled_steps())
 
 
 def write(name, value):
@@ -70,13 +84,14 @@ def write(name, value):
 write("golden.json", doc([G, S]))
 # Same runs, other order, volatile fields and the libtorch version changed: agrees (exit 0).
 write("same.json", doc([S, G], libtorch="2.8.0", created="2027-01-01T00:00:00Z"))
-# One token changed at step 2 of the greedy run (the runner-up 31 picked): exit 1.
-g1 = copy.deepcopy(G)
-g1["steps"][2] = step(2, 31, [(30, 0.7), (31, 0.2)])
-g1["output_ids"][2] = 31
-g1["continuation"] = " t10 t20 t31"
-g1["text"] = "the river bank was t10 t20 t31"
-write("one_token.json", doc([g1, S]))
+# One token changed at step 2 of the sampled run (the runner-up 31 drawn from the same
+# distribution): exit 1. (A greedy run cannot pick its runner-up: the reader refuses that.)
+s1 = copy.deepcopy(S)
+s1["steps"][2] = step(2, 31, [(30, 0.45001), (31, 0.44999)], kept=2)
+s1["output_ids"][2] = 31
+s1["continuation"] = " t10 t20 t31"
+s1["text"] = "the river bank was t10 t20 t31"
+write("one_token.json", doc([G, s1]))
 # Step 1 flips between candidates 3e-5 apart (within 1e-4): a near-tie; a regression at 1e-6.
 g2 = copy.deepcopy(G)
 g2["steps"][1] = step(1, 21, [(21, 0.40002), (20, 0.39999)])
