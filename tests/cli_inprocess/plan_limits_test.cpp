@@ -42,8 +42,8 @@ TEST(EvidenceSize, AllCandidatesOfFiftyTokensIsRefusedInPlanAndRun) {
       R"re(genrepro: error: the evidence of these 1 runs would be about 46[0-9]{7} bytes \(4[0-9]{2}\.[0-9] MiB: 50 steps at most, 2512850 candidates of record\.top_candidates\), more than the 64\.0 MiB every evidence reader \(and --resume\) accepts; record fewer candidates \(--top-candidates N\) or split the runs \(--shard I/[0-9]+ or more shards\)\n$)re";
   expect_exit2_line({"plan", exp, "--model", tiny_model()}, line);
   expect_bad_input_keeps_out({"run", exp, "--model", tiny_model()}, line);
-  // --top-candidates is the fix the message names: the same file then plans.
-  const CliResult fixed = genrepro({"plan", exp, "--model", tiny_model(), "--top-candidates", "5"});
+  // run --top-candidates is the fix the message names: the same file then runs.
+  const CliResult fixed = genrepro({"run", exp, "--model", tiny_model(), "--top-candidates", "5", "--out", dir / "e.json"});
   EXPECT_EQ(fixed.exit, 0) << fixed.err;
 }
 
