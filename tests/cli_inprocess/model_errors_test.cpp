@@ -156,11 +156,12 @@ INSTANTIATE_TEST_SUITE_P(BrokenModel, ModelInRun, ::testing::ValuesIn(kViaRun), 
 TEST(InternalError, NanWeightsStopBeforeTheDrawExit2) {
   // Every mode: sampled, greedy (argmax of NaN would print id 0 three times), first prediction.
   for (const std::vector<std::string>& mode :
-       {std::vector<std::string>{"--seed", "1"}, std::vector<std::string>{"--greedy"},
-        std::vector<std::string>{"--greedy", "--max-new-tokens", "0"}}) {
-    std::vector<std::string> extra = {"--model", broken_model("weights_nan")};
-    extra.insert(extra.end(), mode.begin(), mode.end());
-    expect_case({"weights_nan", generate_with(extra), 2, "",
+       {std::vector<std::string>{"--max-new-tokens", "3", "--seed", "1"},
+        std::vector<std::string>{"--max-new-tokens", "3", "--greedy"},
+        std::vector<std::string>{"--max-new-tokens", "0", "--greedy"}}) {
+    std::vector<std::string> args = {"generate", "--prompt", "the river bank was", "--model", broken_model("weights_nan")};
+    args.insert(args.end(), mode.begin(), mode.end());
+    expect_case({"weights_nan", args, 2, "",
                  R"re(^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the model's logits hold NaN \(token id 0\); [^\n]*\n$)re"});
   }
 }
