@@ -1,4 +1,5 @@
 // genrepro: a reproducibility and evidence harness for the language-model generation loop.
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "build_info.hpp"
+#include "cli/flag_kinds.hpp"
 #include "cli/request_checks.hpp"
 #include "cli/run_cli.hpp"
 #include "cli/verbs.hpp"
@@ -107,6 +109,31 @@ void on_verb(CLI::App& verb, VerbContext& ctx, std::function<void()> action) {
   });
 }
 
+std::vector<IntegerFlag> integer_flags() {
+  // The verbs are only declared here, never run, so neither stream nor engine is used.
+  struct NoEngine final : EngineVerbs {
+    int generate(const GenerateRequest&, Console&) override { return kExitInternal; }
+    int run(const RunRequest&, Console&) override { return kExitInternal; }
+    int replay(const ReplayRequest&, Console&) override { return kExitInternal; }
+    int env(Console&) override { return kExitInternal; }
+  } engine;
+  std::istringstream in;
+  std::ostringstream out;
+  Console io{in, out, out};
+  CheckedEngine checked(engine);
+  VerbContext ctx{io, checked};
+  CLI::App app;
+  setup_verbs(app, ctx);
+  std::vector<IntegerFlag> flags;
+  for (const CLI::App* verb : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (const CLI::Option* opt : verb->get_options()) {
+      const std::string type = opt->get_type_name();
+      if ((type == "INT" || type == "UINT") && !opt->get_lnames().empty())
+        flags.push_back({verb->get_name(), "--" + opt->get_lnames().front(), type == "UINT"});
+    }
+  return flags;
+}
+
 int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engine) {
   CLI::App app{
       "genrepro: reproducible GPT-2 generation runs and the evidence they leave.\n"
@@ -125,6 +152,7 @@ int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engi
   ctx.parse_only = !args.empty() && args.front() == "--parse-only";
   app.add_flag("--parse-only", ctx.parse_only, "Check that the command line parses; run nothing")->group("");
   setup_verbs(app, ctx);
+  read_numbers_as_decimal(app);
   // CLI11 takes a vector in reverse order (it pops arguments from the back).
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

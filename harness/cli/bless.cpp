@@ -22,6 +22,7 @@
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "golden/golden_bless.hpp"
+#include "golden/golden_journal.hpp"
 #include "util/errors.hpp"
 
 extern char** environ;
@@ -114,13 +115,16 @@ WorkTree probe_work_tree(const std::string& into) {
   const std::optional<std::string> status = git_output({"-C", at, "status", "--porcelain", "--untracked-files=no"});
   if (!head || !prefix || !status) {
     w.source.commit = "none (not in a git work tree)";
+    w.source.in_git = false;
     return w;
   }
   w.source.commit = first_line(*head);
   // check-ignore exits 0 for an ignored path (existing or not) and 1 otherwise.
   w.ignored = git_output({"-C", at, "check-ignore", "-q", dir.string()}).has_value();
-  std::string dir_prefix = first_line(*prefix) + dir.lexically_relative(existing).generic_string();
-  if (dir_prefix == "." || dir_prefix.empty()) dir_prefix = "";
+  // DIR itself usually exists, and is then "." from itself: "golden/fixture/." matched no path, so
+  // the previous bless's golden/fixture/blessed.tsv was called a change outside DIR.
+  const std::string below = dir.lexically_relative(existing).generic_string();
+  std::string dir_prefix = first_line(*prefix) + (below == "." ? "" : below);
   if (!dir_prefix.empty() && dir_prefix.back() != '/') dir_prefix += '/';
   std::size_t from = 0;
   while (from < status->size()) {
@@ -262,6 +266,10 @@ int run_bless(const BlessOptions& a, Console& io) {
   if (fs::exists(a.into, ec) && !fs::is_directory(a.into, ec))
     throw UsageError("--into " + a.into + ": exists and is not a directory; give the golden directory (created if missing)");
   const EvidenceFile evidence = read_evidence_file(a.evidence);
+  // One bless at a time per directory, from reading the golden to writing it: two at once would
+  // each write what it read, and one's accepted runs would be lost.
+  const GoldenDirLock lock = GoldenDirLock::acquire(a.into);
+  for (const std::string& line : recover_interrupted_bless(a.into)) io.out << line << "\n";
   const BlessPlan plan = plan_bless(evidence, a.into);
   check_chosen_runs(a, plan);
   const std::size_t to_review = plan.count(RunChange::added) + plan.count(RunChange::changed);

@@ -5,8 +5,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
+#include "evidence/numerics_record.hpp"
 #include "util/errors.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro::cli {
 
@@ -47,6 +50,77 @@ uint64_t checked_max_runs(const std::string& flag, int64_t max_runs) {
                      std::to_string(kMaxRunsCeiling) + " (runs the experiments may expand to; default " +
                      std::to_string(kDefaultMaxRuns) + ")");
   return static_cast<uint64_t>(max_runs);
+}
+
+IntegerRange integer_flag_range(const std::string& flag, bool is_unsigned) {
+  constexpr uint64_t kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (flag == "--threads") return {1, static_cast<uint64_t>(kMaxThreads)};
+  if (flag == "--max-runs") return {1, kMaxRunsCeiling};
+  if (flag == "--batch") return {1, static_cast<uint64_t>(kMaxBatch)};
+  // Counts the library bounds later (by the model's context, the vocabulary, the evidence size).
+  if (flag == "--max-new-tokens") return {0, kInt64Max, "0 records only the first prediction"};
+  if (flag == "--top-k") return {0, kInt64Max, "0 turns top-k off"};
+  if (flag == "--top-candidates") return {0, kInt64Max};
+  if (is_unsigned) return {0, std::numeric_limits<uint64_t>::max()};
+  return {std::numeric_limits<int64_t>::min(), kInt64Max};
+}
+
+std::string checked_decimal(const std::string& flag, const std::string& text, const IntegerRange& range) {
+  const auto fail = [&]() -> std::string {
+    throw UsageError(flag + " " + text + ": allowed: a whole number from " + std::to_string(range.min) + " to " +
+                     std::to_string(range.max) + " in decimal digits" + (range.note.empty() ? "" : "; " + range.note));
+  };
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = text.substr(negative ? 1 : 0);
+  if (digits.empty()) return fail();
+  uint64_t magnitude = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return fail();
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (magnitude > (std::numeric_limits<uint64_t>::max() - digit) / 10) return fail();
+    magnitude = magnitude * 10 + digit;
+  }
+  if (negative && magnitude != 0) {
+    // -magnitude >= min, with min <= 0 here; computed in unsigned to reach INT64_MIN.
+    if (range.min >= 0) return fail();
+    const uint64_t lowest = static_cast<uint64_t>(-(range.min + 1)) + 1;
+    if (magnitude > lowest) return fail();
+    return "-" + std::to_string(magnitude);
+  }
+  if (static_cast<int64_t>(std::min<uint64_t>(magnitude, std::numeric_limits<int64_t>::max())) < range.min ||
+      magnitude > range.max)
+    return fail();
+  return std::to_string(magnitude);
+}
+
+std::string checked_real_text(const std::string& flag, const std::string& text) {
+  const size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (text.size() > digits + 1 && text[digits] == '0' && (text[digits + 1] == 'x' || text[digits + 1] == 'X'))
+    throw UsageError(flag + " " + text + ": allowed: a decimal number (hexadecimal is not read)");
+  const std::string problem = underflow_problem(text);
+  if (!problem.empty()) throw UsageError(flag + " " + text + ": " + problem);
+  return text;
+}
+
+void read_numbers_as_decimal(CLI::App& app) {
+  for (CLI::App* verb : app.get_subcommands([](const CLI::App*) { return true; })) read_numbers_as_decimal(*verb);
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    const std::string flag = opt->get_lnames().empty() ? opt->get_name() : "--" + opt->get_lnames().front();
+    if (type == "FLOAT") {
+      opt->transform(CLI::Validator([flag](std::string& text) { return checked_real_text(flag, text), std::string(); },
+                                    "", "decimal"));
+      continue;
+    }
+    if (type != "INT" && type != "UINT") continue;
+    const IntegerRange range = integer_flag_range(flag, type == "UINT");
+    opt->transform(CLI::Validator(
+        [flag, range](std::string& text) {
+          text = checked_decimal(flag, text, range);
+          return std::string();
+        },
+        "", "decimal"));
+  }
 }
 
 }  // namespace genrepro::cli

@@ -13,6 +13,7 @@
 #include "cli/model_choice.hpp"
 #include "cli/verbs.hpp"
 #include "model/model_config.hpp"
+#include "plan/plan_checks.hpp"
 #include "plan/run_plan.hpp"
 #include "spec/experiment_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -73,7 +74,11 @@ int run_plan(const PlanOptions& o, Console& io) {
   const ModelFiles files = resolve_chosen_model(o.model);
   const Gpt2Config config = read_gpt2_config(files.config);
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
-  const RunPlan plan = plan_runs(experiments, Shard{}, config, tokenizer);
+  check_vocabularies(config, files.config, tokenizer, files.vocab);
+  RunPlan plan = plan_runs(experiments, shard, config, tokenizer);
+  // run --shard would write this evidence: refused here as there, before anything runs.
+  const EvidenceSizeEstimate evidence = estimate_evidence_size(plan);
+  check_evidence_size(plan);
 
   nlohmann::ordered_json runs = nlohmann::ordered_json::array();
   int64_t selected = 0, new_tokens = 0;
@@ -103,7 +108,8 @@ int run_plan(const PlanOptions& o, Console& io) {
         {"shard", {{"index", shard.index}, {"count", shard.count}}},
         {"runs", runs},
         {"total", {{"runs", plan.runs.size()}, {"selected", selected}, {"new_tokens_at_most", new_tokens},
-                   {"estimated_seconds", wall}, {"threads", o.threads}}}};
+                   {"estimated_seconds", wall}, {"threads", o.threads},
+                   {"evidence_bytes_at_most", evidence.bytes}}}};
     io.out << json_document_text(doc) << "\n";
     return kExitOk;
   }
@@ -121,7 +127,8 @@ int run_plan(const PlanOptions& o, Console& io) {
   io.out << "plan: " << selected << " of " << plan.runs.size() << " runs";
   if (shard.count > 1) io.out << " (shard " << o.shard << ", marked '  '; '- ' is another shard's)";
   io.out << ", at most " << new_tokens << " new tokens, roughly " << short_number(std::max(1.0, std::round(wall)))
-         << " s on " << o.threads << (o.threads == 1 ? " thread" : " threads") << " (a rough estimate)\n";
+         << " s on " << o.threads << (o.threads == 1 ? " thread" : " threads") << " (a rough estimate), evidence of "
+         << short_number(std::max(0.1, std::round(static_cast<double>(evidence.bytes) / 1e5) / 10)) << " MB at most\n";
   return kExitOk;
 }
 

@@ -12,4 +12,13 @@ namespace genrepro::cli {
 
 int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engine);
 
+// Every integer-typed flag of every verb (CLI11 type INT or UINT), so a test can hold each one to
+// the decimal-only rule (flag_kinds.hpp) without a list that a new flag could miss.
+struct IntegerFlag {
+  std::string verb;
+  std::string flag;
+  bool is_unsigned;
+};
+std::vector<IntegerFlag> integer_flags();
+
 }  // namespace genrepro::cli

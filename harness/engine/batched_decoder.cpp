@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "evidence/environment.hpp"
+#include "util/errors.hpp"
 #include "util/index_pool.hpp"
 
 namespace genrepro {
@@ -50,7 +51,7 @@ class BatchedDecoder {
       // logits -> sampler chain -> pick -> record -> stop? for every active run. Runs share
       // nothing here, so the cores the BLAS used for the step take a share of the runs each.
       for_each_index(active_.size(), settings_.sampler_threads,
-                     [&](size_t b) { active_[b].run->advance(active_[b].logits); });
+                     [&](size_t b) { advance(active_[b]); });
       leave_finished(finished);
       if (active_.empty()) {
         if (!more) return;
@@ -110,6 +111,17 @@ class BatchedDecoder {
     set_blas_threads(settings_.decode_blas_threads);
     const torch::Tensor logits = model_.forward_step(caches, ids, settings_.layout);  // [B, V]
     for (size_t b = 0; b < active_.size(); ++b) active_[b].logits = logits[static_cast<int64_t>(b)].clone();
+  }
+
+  // The run's id before the step, so a stopped grid names the run that stopped it.
+  void advance(Slot& slot) {
+    try {
+      slot.run->advance(slot.logits);
+    } catch (const NumericsError& e) {
+      const std::string& label = jobs_[slot.job].label;
+      if (label.empty()) throw;
+      throw NumericsError("run " + label + ": " + e.what());
+    }
   }
 
   // Prompts are few in a grid; the bound only keeps a pathological one (every run its own

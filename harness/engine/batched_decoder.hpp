@@ -19,6 +19,7 @@ struct DecodeJob {
   const std::vector<int64_t>* prompt_ids = nullptr;
   const RunParams* params = nullptr;  // params->use_cache; checked (check_run_params)
   TokenObserver on_token;             // optional: every new token as it is picked (streaming)
+  std::string label;                  // optional: the run's id, put before a NumericsError's step
 };
 
 struct BatchSettings {

@@ -1,6 +1,7 @@
 #include "engine/generation_loop.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include "util/errors.hpp"
@@ -21,6 +22,20 @@ void check_inputs(int64_t context_size, const std::vector<int64_t>& prompt_ids, 
   if (static_cast<int64_t>(prompt_ids.size()) > context_size)
     throw UsageError("the prompt has " + std::to_string(prompt_ids.size()) + " tokens; allowed: at most the model's context (n_positions = " +
                      std::to_string(context_size) + "); shorten the prompt");
+}
+
+// Every mode stops on logits that are not all finite: greedy's argmax and the first prediction
+// would otherwise record NaN probabilities that every evidence reader refuses (and argmax of NaN
+// picks id 0), and a sampled run would fail later, in the distribution check, with vaguer words.
+void check_logits_finite(const torch::Tensor& logits, int64_t step) {
+  const torch::Tensor c = logits.contiguous();
+  const float* v = c.data_ptr<float>();
+  for (int64_t i = 0, n = c.numel(); i < n; ++i) {
+    if (std::isfinite(v[i])) continue;
+    throw NumericsError("step " + std::to_string(step) + ": the model's logits hold " + (std::isnan(v[i]) ? "NaN" : "infinity") +
+                        " (token id " + std::to_string(i) + "); the weights or the activations left float32's range; " +
+                        "check model.safetensors (e.g. its sha256 in 'genrepro env') against a known-good copy");
+  }
 }
 
 }  // namespace
@@ -65,6 +80,7 @@ void GenerationRun::check_stop() {
 
 void GenerationRun::advance(const torch::Tensor& model_logits) {
   const torch::Tensor logits = model_logits.to(torch::kFloat32);
+  check_logits_finite(logits, static_cast<int64_t>(result_.steps.size()));
   const torch::Tensor probs = final_distribution(logits, greedy_, chain_);
   const StepInputs in{logits, probs, greedy_, table_temperature(params_.sampling), params_.top_candidates};
 

@@ -55,7 +55,7 @@ torch::Tensor load_named(const SafetensorsFile& file, const std::string& hf_name
 
 }  // namespace
 
-Gpt2Model Gpt2Model::load(const ModelFiles& files) {
+Gpt2Model Gpt2Model::load(const ModelFiles& files, int64_t decodable_ids) {
   Gpt2Model m;
   m.config_ = read_gpt2_config(files.config);
   m.config_path_ = files.config;
@@ -64,6 +64,8 @@ Gpt2Model Gpt2Model::load(const ModelFiles& files) {
   check_gpt2_tensors(file, m.config_);
 
   m.wte_ = load_named(file, "wte.weight");  // [V, C]
+  const bool padded = decodable_ids > 0 && decodable_ids < m.config_.vocab_size;
+  m.lm_head_ = padded ? m.wte_.narrow(0, 0, decodable_ids) : m.wte_;  // [V', C]
   m.wpe_ = load_named(file, "wpe.weight");  // [n_positions, C]
   m.h_.resize(static_cast<size_t>(m.config_.n_layer));
   for (int64_t i = 0; i < m.config_.n_layer; ++i) {
@@ -211,7 +213,7 @@ std::vector<LinearOp> Gpt2Model::linear_ops() const {
           LinearOp{"attn_c_proj", b.attn_c_proj_weight, b.attn_c_proj_bias},
           LinearOp{"c_fc", b.mlp_c_fc_weight, b.mlp_c_fc_bias},
           LinearOp{"mlp_c_proj", b.mlp_c_proj_weight, b.mlp_c_proj_bias},
-          LinearOp{"lm_head", wte_, torch::Tensor()}};
+          LinearOp{"lm_head", lm_head_, torch::Tensor()}};
 }
 
 KvCache Gpt2Model::copy_cache(const KvCache& cache, int64_t capacity) const {
@@ -252,7 +254,7 @@ torch::Tensor Gpt2Model::run(const std::vector<int64_t>& ids, const std::vector<
   // ln_f                                                                              [N, C]
   x = torch::layer_norm(x, {C}, ln_f_weight_, ln_f_bias_, config_.layer_norm_epsilon);
   // lm_head = Linear(C, V, bias=False) tied to wte: logits = x @ wte^T                 [N, V]
-  return linear_rows(x, wte_, nullptr, layout);
+  return linear_rows(x, lm_head_, nullptr, layout);
 }
 
 torch::Tensor Gpt2Model::attention(const Block& b, const torch::Tensor& x, int64_t layer,

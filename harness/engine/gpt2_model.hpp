@@ -52,8 +52,11 @@ class Gpt2Model {
  public:
   // Loads config.json and model.safetensors; tensor names with or without the "transformer."
   // prefix; skips h.N.attn.bias / h.N.attn.masked_bias. Throws ModelFileError on a missing
-  // tensor or a shape that contradicts config.json.
-  static Gpt2Model load(const ModelFiles& files);
+  // tensor or a shape that contradicts config.json. `decodable_ids`: the tokenizer's id count
+  // (check_vocabularies, plan/run_plan.hpp); with a padded vocab_size above it (nanoGPT's 50304
+  // for 50257 tokens) the head computes only the logits of ids the tokenizer can decode, so a
+  // padded id is never picked nor counted in a softmax (docs/validation.md). 0: every id.
+  static Gpt2Model load(const ModelFiles& files, int64_t decodable_ids = 0);
 
   const Gpt2Config& config() const;
 
@@ -124,7 +127,8 @@ class Gpt2Model {
 
   Gpt2Config config_;
   std::string config_path_;  // named in errors about ids and context
-  torch::Tensor wte_;  // [V, C]; also lm_head (tied)
+  torch::Tensor wte_;      // [V, C]; also lm_head (tied)
+  torch::Tensor lm_head_;  // wte_'s first rows: the decodable ids (all V unless the vocab is padded)
   torch::Tensor wpe_;  // [n_positions, C]
   std::vector<Block> h_;
   torch::Tensor ln_f_weight_, ln_f_bias_;  // [C]

@@ -18,6 +18,8 @@
 #include "engine/samplers.hpp"
 #include "engine/step_evidence.hpp"
 #include "engine/token_picker.hpp"
+#include "plan/plan_checks.hpp"
+#include "tokenizer/tokenizer.hpp"
 
 namespace genrepro {
 
@@ -251,7 +253,10 @@ ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const Replay
   if (o.on_checked) o.on_checked(report.model_mismatches);
 
   prepare_runtime_for_runs();  // one intra-op and one BLAS thread per run, as `run` executes
-  const Gpt2Model model = Gpt2Model::load(o.model);
+  // Replayed as run computed it: a padded vocabulary's extra ids are cut the same way.
+  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
+  check_vocabularies(config, o.model.config, tokenizer, o.model.vocab);
+  const Gpt2Model model = Gpt2Model::load(o.model, tokenizer.vocab_size());
   Progress progress(static_cast<int64_t>(runs.size()), o.progress != nullptr ? o.progress_style : ProgressStyle::none,
                     o.progress != nullptr ? *o.progress : std::cerr);
   report.runs = replay_all(runs, model, o.forward, o.threads, progress);

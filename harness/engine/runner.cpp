@@ -19,6 +19,7 @@
 #include "engine/numerics_probe.hpp"
 #include "engine/numerics_setup.hpp"
 #include "engine/run_environment.hpp"
+#include "plan/plan_checks.hpp"
 
 namespace genrepro {
 
@@ -57,7 +58,13 @@ void execute_recompute(const std::vector<size_t>& ks, const Gpt2Model& model, co
     const size_t k = ks[i];
     const size_t index = static_cast<size_t>(done.plan.selected[k]);
     const auto source = make_recompute_source(model, numerics.batch.layout);
-    done.store(k, run_generation(*source, done.plan.prompt_ids[index], done.plan.runs[index].params, eos, done.token_text));
+    GenerationResult result;
+    try {
+      result = run_generation(*source, done.plan.prompt_ids[index], done.plan.runs[index].params, eos, done.token_text);
+    } catch (const NumericsError& e) {
+      throw NumericsError("run " + done.plan.runs[index].id + ": " + e.what());
+    }
+    done.store(k, std::move(result));
   });
 }
 
@@ -68,7 +75,7 @@ void execute_cached(const std::vector<size_t>& ks, const Gpt2Model& model, const
   std::vector<DecodeJob> jobs;
   for (size_t k : ks) {
     const size_t index = static_cast<size_t>(done.plan.selected[k]);
-    jobs.push_back(DecodeJob{&done.plan.prompt_ids[index], &done.plan.runs[index].params});
+    jobs.push_back(DecodeJob{&done.plan.prompt_ids[index], &done.plan.runs[index].params, {}, done.plan.runs[index].id});
   }
   std::mutex mutex;
   size_t next = 0;
@@ -140,10 +147,12 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   // Cheap checks first: the experiment files need only config.json and the tokenizer.
   const Gpt2Config config = read_gpt2_config(o.model.config);
   Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
+  check_vocabularies(config, o.model.config, tokenizer, o.model.vocab);
   RunPlan plan = plan_runs(o.experiments, o.shard, config, tokenizer);
+  check_evidence_size(plan);
   // The weights are checked (and loaded) before anything is said on stderr, so that a broken
   // model.safetensors gives one error line, like every other bad input.
-  Gpt2Model model = Gpt2Model::load(o.model);
+  Gpt2Model model = Gpt2Model::load(o.model, tokenizer.vocab_size());
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();

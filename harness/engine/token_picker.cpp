@@ -48,7 +48,7 @@ void check_distribution(const torch::Tensor& probs, int64_t step) {
   const std::string found = !finite ? "NaN or infinity" : !non_negative ? "a negative probability" : "no positive probability";
   throw NumericsError("step " + std::to_string(step) + ": the distribution to draw from holds " + found +
                       "; the logits or the sampling parameters left float32's range (a temperature near its minimum, " +
-                      "or broken weights); check the model with 'genrepro generate --greedy' and the temperature");
+                      "or broken weights); check the temperature and the model's weights");
 }
 
 int64_t TokenPicker::pick(const torch::Tensor& probs) {

@@ -7,6 +7,7 @@
 
 #include "compare/diff_ci_report.hpp"
 #include "evidence/value_text.hpp"
+#include "golden/golden_journal.hpp"
 #include "util/atomic_file.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
@@ -222,26 +223,22 @@ std::vector<std::string> old_record_lines(const std::string& path) {
   return lines;
 }
 
-void update_record(const std::string& into_dir, const std::vector<std::pair<const GoldenFilePlan*, std::size_t>>& written,
-                   const BlessSource& source) {
-  const std::string path = (fs::path(into_dir) / kBlessRecordName).string();
+// DIR/blessed.tsv as it will be: its line for each written file, every other line kept.
+std::string record_text(const std::string& path, const std::vector<std::pair<const GoldenFilePlan*, std::size_t>>& written,
+                        const BlessSource& source) {
   std::map<std::string, std::string> lines;  // by golden file name: sorted, so the record diffs well
   for (const std::string& line : old_record_lines(path)) lines[line.substr(0, line.find('\t'))] = line;
   for (const auto& [plan, runs] : written) {
     const std::string name = file_name_of(*plan);
-    lines[name] = name + "\t" + tsv_field(source.commit) + "\t" + (source.dirty ? "dirty" : "clean") + "\t" +
-                  tsv_field(source.evidence_path) + "\t" + tsv_field(plan->incoming.genrepro.git_commit) + "\t" +
-                  std::to_string(runs);
+    const std::string tree = !source.in_git ? "not in git" : source.dirty ? "dirty" : "clean";
+    lines[name] = name + "\t" + tsv_field(source.commit) + "\t" + tree + "\t" + tsv_field(source.evidence_path) + "\t" +
+                  tsv_field(plan->incoming.genrepro.git_commit) + "\t" + std::to_string(runs);
   }
   std::string text =
       "# genrepro bless: the commit each golden file here was blessed from (written by 'genrepro bless'; docs/bless.md)\n"
       "# file\tblessed_from_commit\twork_tree\tevidence\tevidence_genrepro_commit\truns\n";
   for (const auto& [name, line] : lines) text += line + "\n";
-  try {
-    write_file_atomically(path, text);
-  } catch (const Error& e) {
-    throw EvidenceError(std::string(e.what()) + " (the bless record; the golden files were written)");
-  }
+  return text;
 }
 
 }  // namespace
@@ -444,25 +441,24 @@ void write_json_atomically(const std::string& path, const OrderedJson& doc) {
 }
 
 std::vector<std::string> write_golden(const BlessPlan& plan, const BlessDecisions& decisions, const BlessSource& source,
-                                      const std::string& into_dir) {
-  // Compose every file first, so nothing is written when one of them cannot be built.
-  std::vector<std::pair<const GoldenFilePlan*, OrderedJson>> docs;
-  for (const GoldenFilePlan& f : plan.files)
-    if (std::optional<OrderedJson> doc = compose_golden(f, decisions)) docs.emplace_back(&f, std::move(*doc));
+                                      const std::string& into_dir, const std::function<void(std::size_t)>& after_rename) {
+  // Compose every file first, so nothing is written when one of them cannot be built; then the
+  // golden files and their record lines are one journaled write (golden/golden_journal.hpp).
+  std::vector<GoldenWrite> writes;
   std::vector<std::string> written;
   std::vector<std::pair<const GoldenFilePlan*, std::size_t>> record;
-  try {
-    for (const auto& [file, doc] : docs) {
-      write_json_atomically(file->path, doc);
-      written.push_back(file->path);
-      record.emplace_back(file, doc["runs"].size());
-    }
-  } catch (const EvidenceError&) {
-    // A later file failed (full disk): the files already replaced still get their record line.
-    if (!record.empty()) update_record(into_dir, record, source);
-    throw;
+  for (const GoldenFilePlan& f : plan.files) {
+    std::optional<OrderedJson> doc = compose_golden(f, decisions);
+    if (!doc) continue;
+    check_writable_target(f.path, "the golden file");
+    writes.push_back({f.path, doc->dump(2, ' ', false, OrderedJson::error_handler_t::strict) + "\n"});
+    written.push_back(f.path);
+    record.emplace_back(&f, (*doc)["runs"].size());
   }
-  if (!record.empty()) update_record(into_dir, record, source);
+  if (writes.empty()) return written;
+  const std::string record_path = (fs::path(into_dir) / kBlessRecordName).string();
+  writes.push_back({record_path, record_text(record_path, record, source)});
+  write_golden_files(into_dir, writes, after_rename);
   return written;
 }
 

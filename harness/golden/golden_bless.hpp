@@ -14,6 +14,7 @@
 // characters), and DIR/blessed.tsv. A golden file or record that is a symlink is refused, never
 // followed or replaced (docs/bless.md, "Where bless writes").
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -121,6 +122,7 @@ struct BlessSource {
   std::string commit;           // HEAD of the work tree holding DIR, or "none (...)"
   bool dirty = false;           // tracked files outside DIR differ from HEAD
   std::string evidence_path;    // as given
+  bool in_git = true;           // false: DIR is in no git work tree (recorded as "not in git", not "clean")
 };
 
 // Writes `doc` (2-space indented, trailing newline) to `path` with write_file_atomically
@@ -128,9 +130,12 @@ struct BlessSource {
 // sees the old golden or the new one, never a torn one. Throws EvidenceError naming the path.
 void write_json_atomically(const std::string& path, const OrderedJson& doc);
 
-// Writes every file whose composed content changes, then updates DIR/blessed.tsv (its line for
-// each written file; other lines kept). Returns the paths written (the record not included).
+// Writes every file whose composed content changes and DIR/blessed.tsv (its line for each written
+// file; other lines kept) as one journaled write (golden/golden_journal.hpp): after a kill, the
+// next bless finishes or rolls back all of them. Call with DIR's GoldenDirLock held. Returns the
+// paths written (the record not included). `after_rename`: golden_journal's test hook.
 std::vector<std::string> write_golden(const BlessPlan& plan, const BlessDecisions& decisions, const BlessSource& source,
-                                      const std::string& into_dir);
+                                      const std::string& into_dir,
+                                      const std::function<void(std::size_t)>& after_rename = {});
 
 }  // namespace genrepro

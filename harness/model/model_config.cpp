@@ -40,7 +40,16 @@ int64_t positive_int(const nlohmann::json& j, const std::string& path, const cha
 // An optional non-negative integer token id (null or absent keeps the default).
 int64_t token_id(const nlohmann::json& j, const std::string& path, const char* field, int64_t fallback,
                  int64_t vocab_size) {
-  if (!j.contains(field) || j.at(field).is_null()) return fallback;
+  if (!j.contains(field) || j.at(field).is_null()) {
+    // GPT-2's default is only a token of a vocabulary that has it: vocab_size 1000 with no
+    // eos_token_id would stop at an id the model cannot produce.
+    if (fallback >= vocab_size)
+      throw ModelFileError(path + ": field \"" + field + "\" is " + (j.contains(field) ? "null" : "missing") +
+                           ", so GPT-2's " + std::to_string(fallback) + " would be used, which is not a token id in [0, " +
+                           std::to_string(vocab_size) + ") (vocab_size); give \"" + field + "\" an id below " +
+                           std::to_string(vocab_size));
+    return fallback;
+  }
   const auto& v = j.at(field);
   if (!v.is_number_integer())
     throw ModelFileError(path + ": field \"" + field + "\" is " + type_name(v) + " " + v.dump() +
@@ -109,6 +118,15 @@ Gpt2Config parse_gpt2_config(const nlohmann::json& j, const std::string& path) {
 
   c.bos_token_id = token_id(j, path, "bos_token_id", c.bos_token_id, c.vocab_size);
   c.eos_token_id = token_id(j, path, "eos_token_id", c.eos_token_id, c.vocab_size);
+  // Every other id the config names (pad_token_id, decoder_start_token_id, ...) is a token too:
+  // one outside the vocabulary means the config is not this model's. null means none.
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string suffix = "_token_id";
+    if (key.size() <= suffix.size() || key.compare(key.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+    if (key == "bos_token_id" || key == "eos_token_id" || it.value().is_null()) continue;
+    token_id(j, path, key.c_str(), 0, c.vocab_size);
+  }
   return c;
 }
 

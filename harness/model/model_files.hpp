@@ -33,7 +33,8 @@ struct ModelResolveOptions {
 };
 
 // --model DIR, else $GENREPRO_MODEL, else a gpt2 snapshot in the Hugging Face cache
-// ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub), else the tiny random-weight fixture
+// (the first set of $HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub,
+// ~/.cache/huggingface/hub, as huggingface_hub resolves it), else the tiny random-weight fixture
 // under cache_dir (made on first use). It never lies about which: a model that was asked for or
 // found but is broken is a ModelFileError, never a fallback; `--model gpt2` means the Hugging Face
 // cache's gpt2 and nothing else; require_real_model refuses the fixture. The caller prints

@@ -38,20 +38,23 @@ bool is_dir(const fs::path& p) {
   return fs::is_directory(p, ec);
 }
 
-// The Hugging Face hub caches to search, in the order huggingface_hub itself resolves them.
+// The one Hugging Face hub cache, as huggingface_hub resolves it: $HF_HUB_CACHE, else
+// $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub. Only the first
+// that is set counts: huggingface_hub never falls through to the next, so neither does genrepro
+// (a job that set HF_HUB_CACHE to an empty cache must not pick up ~/.cache's weights).
 std::vector<std::pair<fs::path, std::string>> hf_hub_candidates() {
-  std::vector<std::pair<fs::path, std::string>> out;
-  if (auto d = getenv_str("HF_HUB_CACHE"); !d.empty()) out.push_back({d, "$HF_HUB_CACHE"});
-  if (auto d = getenv_str("HF_HOME"); !d.empty()) out.push_back({fs::path(d) / "hub", "$HF_HOME/hub"});
-  if (auto d = getenv_str("HOME"); !d.empty())
-    out.push_back({fs::path(d) / ".cache" / "huggingface" / "hub", "~/.cache/huggingface/hub"});
-  return out;
+  if (auto d = getenv_str("HF_HUB_CACHE"); !d.empty()) return {{d, "$HF_HUB_CACHE"}};
+  if (auto d = getenv_str("HF_HOME"); !d.empty()) return {{fs::path(d) / "hub", "$HF_HOME/hub"}};
+  if (auto d = getenv_str("XDG_CACHE_HOME"); !d.empty())
+    return {{fs::path(d) / "huggingface" / "hub", "$XDG_CACHE_HOME/huggingface/hub"}};
+  if (auto d = getenv_str("HOME"); !d.empty()) return {{fs::path(d) / ".cache" / "huggingface" / "hub", "~/.cache/huggingface/hub"}};
+  return {};
 }
 
 std::string searched_caches() {
   std::string names;
   for (const auto& [hub, name] : hf_hub_candidates()) names += (names.empty() ? "" : ", ") + name;
-  return names.empty() ? "no Hugging Face cache is set ($HF_HUB_CACHE, $HF_HOME, $HOME)" : names;
+  return names.empty() ? "no Hugging Face cache is set ($HF_HUB_CACHE, $HF_HOME, $XDG_CACHE_HOME, $HOME)" : names;
 }
 
 // The gpt2 snapshot of the first Hugging Face cache that holds a models--gpt2 folder. A folder that

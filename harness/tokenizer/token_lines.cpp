@@ -1,5 +1,9 @@
 #include "tokenizer/token_lines.hpp"
 
+#include <cstdint>
+
+#include "util/json_text.hpp"
+
 #include <istream>
 #include <ostream>
 
@@ -56,6 +60,9 @@ std::vector<int64_t> parse_id_array(std::string_view json, const std::string& wh
   ids.reserve(parsed.size());
   for (size_t i = 0; i < parsed.size(); ++i) {
     if (!parsed[i].is_number_integer()) throw fail("has " + parsed[i].dump() + " at index " + std::to_string(i) + ", not an integer");
+    // get<int64_t> would wrap 18446744073709551615 to -1 and name an id nobody wrote.
+    if (parsed[i].is_number_unsigned() && parsed[i].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      throw fail("has " + parsed[i].dump() + " at index " + std::to_string(i) + ", larger than any token id");
     ids.push_back(parsed[i].get<int64_t>());
   }
   return ids;
@@ -72,6 +79,9 @@ void encode_json_lines(const Gpt2Tokenizer& tokenizer, std::istream& in, const s
     };
     if (parsed.is_discarded()) throw fail("is not valid JSON");
     if (!parsed.is_object()) throw fail("is not a JSON object");
+    // nlohmann keeps the last of two equal keys; which "text" was meant is unknowable.
+    const JsonParseOutcome checked = parse_json_text(line);
+    if (!checked.ok()) throw fail("is refused: " + checked.problem);
     const auto text = parsed.find("text");
     if (text == parsed.end()) throw fail("has no \"text\"");
     if (!text->is_string()) throw fail("has a \"text\" that is not a string");

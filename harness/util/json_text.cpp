@@ -1,6 +1,9 @@
 #include "util/json_text.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <set>
 #include <algorithm>
 #include <cstdint>
@@ -18,8 +21,29 @@ std::string hex_byte(unsigned char b) {
   return std::string("0x") + kDigits[b >> 4] + kDigits[b & 0xf];
 }
 
-// Returns a problem line, or empty: invalid UTF-8 anywhere, or nesting deeper than max_depth
-// outside strings. One linear pass, no recursion.
+}  // namespace
+
+std::string underflow_problem(std::string_view token) {
+  const size_t exponent = token.find_first_of("eE");
+  const std::string_view mantissa = token.substr(0, exponent);
+  if (mantissa.find_first_of("123456789") == std::string_view::npos) return {};  // written as zero
+  if (exponent == std::string_view::npos && mantissa.find('.') == std::string_view::npos) return {};  // an integer
+  // Below 4.9e-324 needs a negative exponent or about 300 leading zeros; strtod only then, since
+  // evidence holds hundreds of thousands of numbers.
+  const bool negative_exponent = exponent != std::string_view::npos && exponent + 1 < token.size() && token[exponent + 1] == '-';
+  if (!negative_exponent && mantissa.size() < 300) return {};
+  const std::string copy(token);
+  const double v = std::strtod(copy.c_str(), nullptr);
+  // A subnormal keeps its value (evidence round-trips every double); only a value lost to 0 is refused.
+  if (v != 0) return {};
+  return "the number " + copy + " is too small for a double (it would be read as 0); write 0, or a number whose " +
+         "magnitude is at least 4.9406564584124654e-324";
+}
+
+namespace {
+
+// Returns a problem line, or empty: invalid UTF-8 anywhere, nesting deeper than max_depth outside
+// strings, or a number that underflows. One linear pass, no recursion.
 std::string prescan(std::string_view text, int max_depth) {
   int depth = 0;
   bool in_string = false;
@@ -42,6 +66,13 @@ std::string prescan(std::string_view text, int max_depth) {
         }
       } else if (c == '"') {
         in_string = true;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        size_t end = i;
+        while (end < text.size() && std::strchr("+-.0123456789eE", text[end]) != nullptr && text[end] != '\0') ++end;
+        const std::string problem = underflow_problem(text.substr(i, end - i));
+        if (!problem.empty()) return line_column(text, i) + ": " + problem;
+        i = end;
+        continue;
       } else if (c == '[' || c == '{') {
         if (++depth > max_depth) {
           return line_column(text, i) + ": JSON nested deeper than " + std::to_string(max_depth) +

@@ -41,6 +41,13 @@ ParsedJson<OrderedJson> parse_ordered_json_text(std::string_view text, int max_d
 std::string json_document_text(const OrderedJson& j, int indent = 2);
 std::string json_document_text(const nlohmann::json& j, int indent = 2);
 
+// A number written non-zero that a double reads as 0: `temperature: 1e-400` would silently mean
+// greedy. (A subnormal such as 1e-310 keeps its value and is left to the field's own range check;
+// evidence round-trips every double, subnormals included.) Every JSON parse
+// above refuses such a number, and so does every real-valued flag (cli/flag_kinds.hpp). Returns
+// the problem naming `token` as written, or empty when it is fine (or not a number at all).
+std::string underflow_problem(std::string_view token);
+
 // "line L, column C" of a byte offset (1-based; columns count bytes).
 std::string line_column(std::string_view text, size_t offset);
 

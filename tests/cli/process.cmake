@@ -44,9 +44,9 @@ genrepro_cli_test(NAME cli.process.generate_exit0 EXIT 0 NEEDS_MODEL
   STDERR "^model: [^\n]* \\(from --model\\)\npath: KV cache [^\n]*numerics reference[^\n]*\nstop: max_new_tokens after 5 new tokens \\(greedy, kv cache\\)\nspeed: [0-9.]+ new tokens/s in the loop [^\n]*\n$"
   COMMAND ${_gen} --model ${GENREPRO_TINY_MODEL} --ids)
 # NaN weights pass the load checks; their distribution is stopped before torch::multinomial sees
-# it (engine/token_picker.hpp): bad input, exit 2, and after the model note exactly one line.
+# it (engine/generation_loop.cpp, at the logits): bad input, exit 2, and after the model note exactly one line.
 genrepro_cli_test(NAME cli.process.nan_weights_stop_before_the_draw EXIT 2
-  STDERR "^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the distribution to draw from holds NaN or infinity; [^\n]*\n$"
+  STDERR "^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the model's logits hold NaN \\(token id 0\\); [^\n]*\n$"
   FIXTURES broken_models NEEDS_MODEL
   COMMAND ${_gen} --model ${GENREPRO_BROKEN_MODELS}/weights_nan --seed 1)
 

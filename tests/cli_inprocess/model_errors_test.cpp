@@ -13,6 +13,7 @@
 
 #include "cli_inprocess/cli_case.hpp"
 #include "support/env_guard.hpp"
+#include "support/text_match.hpp"
 
 namespace genrepro::test {
 namespace {
@@ -76,6 +77,13 @@ const std::vector<BrokenModel> kViaModelFlag = {
     {"vocab_garbage", R"re(vocab file '.*/vocab_garbage/vocab\.json' is not valid JSON \(error at byte [0-9]+\))re"},
     {"merges_garbage",
      R"re(merges file '.*/merges_garbage/merges\.txt': line 2 "this line has three tokens" is not two tokens separated by one space)re"},
+    // The model against its tokenizer, and config.json's token ids against vocab_size (issue 25).
+    {"vocab_1000",
+     R"re(.*/vocab_1000/config\.json: vocab_size = 1000 is less than the 50257 ids of .*/vocab_1000/vocab\.json \(largest id 50256\); allowed: at least 50257)re"},
+    {"eos_null_vocab_1000",
+     R"re(.*/eos_null_vocab_1000/config\.json: field "eos_token_id" is null, so GPT-2's 50256 would be used, which is not a token id in \[0, 1000\))re"},
+    {"pad_token_id_outside",
+     R"re(.*/pad_token_id_outside/config\.json: field "pad_token_id" is 50257, expected a token id in \[0, 50257\) \(vocab_size\))re"},
 };
 
 // The same errors when the broken directory comes from $GENREPRO_MODEL rather than --model.
@@ -98,8 +106,9 @@ const std::vector<BrokenModel> kViaRun = {
     {"vocab_garbage", R"re(vocab file '.*/vocab_garbage/vocab\.json' is not valid JSON)re"},
 };
 
-// Cases that are not bad input genrepro detects: libtorch fails (see InternalError below).
-const std::vector<std::string> kInternalErrorCases = {"weights_nan"};
+// Cases tested on their own below: NaN weights (caught at the first step, not at load), and a
+// padded vocabulary, which is not an error (vocab_agreement_test.cpp).
+const std::vector<std::string> kInternalErrorCases = {"weights_nan", "vocab_padded_50304"};
 
 std::string error_line(const BrokenModel& m) { return "^genrepro: error: " + m.regex; }
 
@@ -130,8 +139,35 @@ INSTANTIATE_TEST_SUITE_P(BrokenModel, ModelInRun, ::testing::ValuesIn(kViaRun), 
 // (engine/token_picker.hpp check_distribution), so torch::multinomial never sees it: bad input,
 // exit 2, one line after the model note naming the step (issue 15: no input ends in exit 3).
 TEST(InternalError, NanWeightsStopBeforeTheDrawExit2) {
-  expect_case({"weights_nan", generate_with({"--model", broken_model("weights_nan"), "--seed", "1"}), 2, "",
-               R"re(^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the distribution to draw from holds NaN or infinity; [^\n]*\n$)re"});
+  // Every mode: sampled, greedy (argmax of NaN would print id 0 three times), first prediction.
+  for (const std::vector<std::string>& mode :
+       {std::vector<std::string>{"--max-new-tokens", "3", "--seed", "1"},
+        std::vector<std::string>{"--max-new-tokens", "3", "--greedy"},
+        std::vector<std::string>{"--max-new-tokens", "0", "--greedy"}}) {
+    std::vector<std::string> args = {"generate", "--prompt", "the river bank was", "--model", broken_model("weights_nan")};
+    args.insert(args.end(), mode.begin(), mode.end());
+    expect_case({"weights_nan", args, 2, "",
+                 R"re(^model: [^\n]*\npath: [^\n]*\ngenrepro: error: step 0: the model's logits hold NaN \(token id 0\); [^\n]*\n$)re"});
+  }
+}
+
+// run stops every mode on NaN logits with exit 2, its last stderr line naming the run and the
+// step, and the existing --out left as it was (notes about the model may come before that line).
+TEST(InternalError, NanWeightsStopEveryRunModeNamingTheRun) {
+  for (const char* experiment : {"greedy", "first_prediction_top5", "temperature"}) {
+    ScratchDir dir("nan-run");
+    const std::string sentinel = "{}\n";
+    const std::string out = dir.write("evidence.json", sentinel);
+    const std::vector<std::string> args = {"run", source_path(std::string("experiments/article/") + experiment + ".json"),
+                                           "--model", broken_model("weights_nan"), "--out", out};
+    const CliResult r = genrepro(args);
+    SCOPED_TRACE(describe(args, r));
+    EXPECT_EQ(r.exit, 2);
+    EXPECT_TRUE(Searches(std::string(R"re(\ngenrepro: error: run )re") + experiment +
+                             R"re(/p0/[^ \n]+: step 0: the model's logits hold NaN \(token id 0\); [^\n]+\n$)re",
+                         "\n" + r.err));
+    EXPECT_EQ(read_bytes(out), sentinel);
+  }
 }
 
 // The control for the test above: libtorch's own message is several lines (the backtrace), so the

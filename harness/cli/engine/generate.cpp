@@ -9,6 +9,7 @@
 #include "cli/engine/engine_verbs.hpp"
 #include "engine/batched_decoder.hpp"
 #include "engine/generation_loop.hpp"
+#include "plan/plan_checks.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/numerics_probe.hpp"
@@ -133,12 +134,13 @@ int generate_text(const GenerateRequest& o, Console& io) {
   const ModelFiles files = resolve_chosen_model(o.model);
 
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
+  check_vocabularies(read_gpt2_config(files.config), files.config, tokenizer, files.vocab);
   const std::vector<int64_t> prompt_ids = tokenizer.encode(o.prompt);
   if (prompt_ids.empty())
     throw UsageError("--prompt is empty; allowed: text that encodes to at least 1 token");
   check_fits_context(prompt_ids, params, read_gpt2_config(files.config), files.config);
 
-  const Gpt2Model model = Gpt2Model::load(files);
+  const Gpt2Model model = Gpt2Model::load(files, tokenizer.vocab_size());
   // Said once the files have loaded: a broken model's error (which names the file) stays the
   // only line on stderr.
   io.err << files.source_note << "\n";

@@ -6,6 +6,7 @@
 #include "engine/replay.hpp"
 #include "engine/run_environment.hpp"
 #include "model/model_files.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro::cli {
 
@@ -32,6 +33,13 @@ int replay_golden_runs(const ReplayRequest& a, Console& io) {
     for (const ModelMismatch& m : mismatches) io.err << "genrepro: warning: " << describe_mismatch(m) << "\n";
   };
   const ReplayReport report = replay_golden(a.golden, o);
+  // "ok" needs something compared: runs that stopped before their first step (a prompt that fills
+  // the context) leave nothing to compare, and that is no evidence of reproduction.
+  const int64_t compared = report.logp.compared + report.logp.infinite + report.logp_unfiltered.compared +
+                           report.logp_unfiltered.infinite;
+  if (compared == 0)
+    throw UsageError("replay: nothing compared: the " + std::to_string(report.runs.size()) +
+                     " golden run(s) hold no step with a probability to recompute; give golden evidence whose runs have steps");
   if (a.json)
     io.out << replay_to_json(report).dump(2, ' ', false, OrderedJson::error_handler_t::replace) << "\n";
   else

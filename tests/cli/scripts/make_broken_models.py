@@ -7,7 +7,7 @@ Each case starts from FIXTURE_DIR (a complete Hugging Face layout: config.json,
 model.safetensors, vocab.json, merges.txt, e.g. the tiny fixture) and breaks exactly one thing,
 so the error genrepro gives can only come from that one thing. The case names are the names of
 the directories under OUT_DIR and of the test cases in tests/cli_inprocess/model_errors_test.cpp
-(every case gives exit 2 except weights_nan, a libtorch error: exit 3).
+(every case gives exit 2 except vocab_padded_50304, a padded vocabulary that works).
 
 Unchanged files are hard links to the fixture's (13 MB of weights per case would add up); a
 broken file is always written afresh under a new name and renamed into place, never modified
@@ -240,9 +240,8 @@ def weights_missing(d):
 
 def weights_nan(d):
     # Every load check passes (shapes, dtypes and offsets are right; the values are not looked at),
-    # so the failure comes from libtorch itself: sampling from NaN probabilities makes
-    # torch::multinomial throw c10::Error, whose message carries a multi-line backtrace. The CLI
-    # must still print one line (exit 3, an internal error: genrepro does not check the values).
+    # so the failure comes at the first step: the logits are NaN, which every mode (greedy, first
+    # prediction, sampled) stops on with one line naming the step (exit 2).
     def change(header, data):
         begin, end = header["ln_f.weight"]["data_offsets"]
         if header["ln_f.weight"]["dtype"] != "F32":
@@ -250,6 +249,62 @@ def weights_nan(d):
         nan = struct.pack("<f", float("nan"))
         return header, data[:begin] + nan * ((end - begin) // len(nan)) + data[end:]
     edit_header(d, change)
+
+
+def resized_wte(rows, extra_row):
+    """A change(header, data) giving wte.weight `rows` rows: cut, or padded with extra_row(i, row_bytes)."""
+    def change(header, data):
+        wte = header["wte.weight"]
+        if wte["dtype"] != "F32":
+            raise SystemExit("resized_wte: the fixture's wte.weight is not F32")
+        old_rows, cols = wte["shape"]
+        row_bytes = cols * 4
+        new_header, chunks, offset = {}, [], 0
+        if "__metadata__" in header:
+            new_header["__metadata__"] = header["__metadata__"]
+        for name in tensors_by_offset(header):
+            begin, end = header[name]["data_offsets"]
+            chunk = data[begin:end]
+            entry = dict(header[name])
+            if name == "wte.weight":
+                chunk = chunk[:rows * row_bytes] + b"".join(
+                    extra_row(i, chunk[(i % old_rows) * row_bytes:(i % old_rows + 1) * row_bytes])
+                    for i in range(max(0, rows - old_rows)))
+                entry["shape"] = [rows, cols]
+            entry["data_offsets"] = [offset, offset + len(chunk)]
+            new_header[name] = entry
+            chunks.append(chunk)
+            offset += len(chunk)
+        return new_header, b"".join(chunks)
+    return change
+
+
+def vocab_1000(d):
+    # Weights and config agree (vocab_size 1000, wte [1000, 64], ids in range), but the tokenizer
+    # has 50257 ids: the model and the tokenizer are from different models.
+    edit_config(d, lambda c: c.update(vocab_size=1000, bos_token_id=999, eos_token_id=999))
+    edit_header(d, resized_wte(1000, None))
+
+
+def eos_null_vocab_1000(d):
+    # No eos_token_id: GPT-2's 50256 would apply, outside this config's vocabulary.
+    edit_config(d, lambda c: c.update(vocab_size=1000, bos_token_id=999, eos_token_id=None))
+    edit_header(d, resized_wte(1000, None))
+
+
+def pad_token_id_outside(d):
+    edit_config(d, lambda c: c.update(pad_token_id=50257))
+
+
+def vocab_padded_50304(d):
+    # nanoGPT's padding: 47 rows past the tokenizer's 50257 ids. Not an error: the rows are
+    # 40 x copies of real rows, so a loop that did not cut them would pick them or at least
+    # change every probability (the test compares with the unpadded fixture's evidence).
+    def scaled(i, row):
+        values = struct.unpack(f"<{len(row) // 4}f", row)
+        return struct.pack(f"<{len(values)}f", *(40.0 * v for v in values))
+    edit_config(d, lambda c: c.update(vocab_size=50304))
+    edit_header(d, resized_wte(50304, scaled))
 
 
 def pytorch_bin_only(d):
@@ -285,6 +340,10 @@ CASES = {
     "weights_missing": weights_missing,
     "pytorch_bin_only": pytorch_bin_only,
     "weights_nan": weights_nan,
+    "vocab_1000": vocab_1000,
+    "eos_null_vocab_1000": eos_null_vocab_1000,
+    "pad_token_id_outside": pad_token_id_outside,
+    "vocab_padded_50304": vocab_padded_50304,
 }
 
 

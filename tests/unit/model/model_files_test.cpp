@@ -219,6 +219,32 @@ TEST(ResolveModel, HfHomeAndUserCache) {
   EXPECT_NE(m.source_note.find("[$HF_HOME/hub]"), std::string::npos) << m.source_note;
 }
 
+// huggingface_hub's rule (issue 25): only the first of $HF_HUB_CACHE, $HF_HOME/hub,
+// $XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub that is set is the cache. One set
+// without gpt2 does not fall through to ~/.cache's gpt2: the fixture is used (and said) instead.
+TEST(ResolveModel, OnlyTheFirstHfCacheThatIsSetIsSearched) {
+  ScratchDir home, empty_hub, hf_home, xdg;
+  CleanEnv clean(home);
+  make_hf_cache_snapshot(home.path() / ".cache" / "huggingface" / "hub", "home-rev");
+  ModelResolveOptions real;
+  real.require_real_model = true;  // not found is then an error naming the cache searched
+  ASSERT_EQ(resolve_model(real).source, ModelSource::hf_cache);  // the control: found in ~/.cache
+  {
+    EnvGuard hub_env("HF_HUB_CACHE", empty_hub.path().string());
+    EXPECT_THROW_MSG(resolve_model(real), ModelFileError, "no gpt2 in $HF_HUB_CACHE)");
+  }
+  {
+    EnvGuard home_env("HF_HOME", hf_home.path().string());
+    EXPECT_THROW_MSG(resolve_model(real), ModelFileError, "no gpt2 in $HF_HOME/hub)");
+  }
+  EnvGuard xdg_env("XDG_CACHE_HOME", xdg.path().string());
+  EXPECT_THROW_MSG(resolve_model(real), ModelFileError, "no gpt2 in $XDG_CACHE_HOME/huggingface/hub)");
+  make_hf_cache_snapshot(xdg.path() / "huggingface" / "hub", "xdg-rev");
+  const ModelFiles m = resolve_model(real);
+  EXPECT_EQ(m.dir, (xdg.path() / "huggingface" / "hub" / "models--gpt2" / "snapshots" / "xdg-rev").string());
+  EXPECT_NE(m.source_note.find("[$XDG_CACHE_HOME/huggingface/hub]"), std::string::npos) << m.source_note;
+}
+
 TEST(ResolveModel, ErrorsFromFlagAndEnvAreNotSwallowed) {
   ScratchDir home, bad;
   CleanEnv clean(home);

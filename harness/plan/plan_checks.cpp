@@ -1,0 +1,61 @@
+#include "plan/plan_checks.hpp"
+
+#include <algorithm>
+
+#include "util/bounded_read.hpp"
+#include "util/errors.hpp"
+
+namespace genrepro {
+
+void check_vocabularies(const Gpt2Config& config, const std::string& config_path, const Gpt2Tokenizer& tokenizer,
+                        const std::string& vocab_path) {
+  const int64_t tokens = tokenizer.vocab_size();
+  if (config.vocab_size >= tokens) return;
+  throw ModelFileError(config_path + ": vocab_size = " + std::to_string(config.vocab_size) + " is less than the " +
+                       std::to_string(tokens) + " ids of " + vocab_path + " (largest id " + std::to_string(tokens - 1) +
+                       "); allowed: at least " + std::to_string(tokens) +
+                       " (a larger, padded vocab_size is fine); the weights and the tokenizer are from different models");
+}
+
+namespace {
+
+// a * b + c, saturating: a grid near --max-runs' ceiling with a large cap must not wrap.
+uint64_t saturating_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+uint64_t saturating_mul(uint64_t a, uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+std::string mib(uint64_t bytes) {
+  const uint64_t tenths = bytes / (uint64_t(1) << 20) * 10 + (bytes % (uint64_t(1) << 20)) * 10 / (uint64_t(1) << 20);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
+}
+
+}  // namespace
+
+EvidenceSizeEstimate estimate_evidence_size(const RunPlan& plan) {
+  EvidenceSizeEstimate e;
+  e.bytes = kEvidenceHeaderBytes;
+  for (int64_t index : plan.selected) {
+    const RunParams& p = plan.runs[static_cast<size_t>(index)].params;
+    const uint64_t steps = static_cast<uint64_t>(std::max<int64_t>(p.max_new_tokens, 1));
+    const uint64_t candidates = saturating_mul(steps, static_cast<uint64_t>(std::max<int64_t>(p.top_candidates, 0)));
+    ++e.runs;
+    e.steps = saturating_add(e.steps, steps);
+    e.candidates = saturating_add(e.candidates, candidates);
+    e.bytes = saturating_add(e.bytes, kEvidenceBytesPerRun);
+    e.bytes = saturating_add(e.bytes, saturating_mul(steps, kEvidenceBytesPerStep));
+    e.bytes = saturating_add(e.bytes, saturating_mul(candidates, kEvidenceBytesPerCandidate));
+  }
+  return e;
+}
+
+void check_evidence_size(const RunPlan& plan) {
+  const EvidenceSizeEstimate e = estimate_evidence_size(plan);
+  if (e.bytes <= kMaxEvidenceBytes) return;
+  const uint64_t shards = std::min<uint64_t>(e.bytes / kMaxEvidenceBytes + 1, 1000000);
+  throw SpecError("the evidence of these " + std::to_string(e.runs) + " runs would be about " + std::to_string(e.bytes) +
+                  " bytes (" + mib(e.bytes) + ": " + std::to_string(e.steps) + " steps at most, " +
+                  std::to_string(e.candidates) + " candidates of record.top_candidates), more than the " +
+                  mib(kMaxEvidenceBytes) + " every evidence reader (and --resume) accepts; record fewer candidates " +
+                  "(--top-candidates N) or split the runs (--shard I/" + std::to_string(shards) + " or more shards)");
+}
+
+}  // namespace genrepro
