@@ -115,7 +115,7 @@ std::vector<IntegerFlag> integer_flags() {
     int generate(const GenerateRequest&, Console&) override { return kExitInternal; }
     int run(const RunRequest&, Console&) override { return kExitInternal; }
     int replay(const ReplayRequest&, Console&) override { return kExitInternal; }
-    int env(Console&) override { return kExitInternal; }
+    int env(const EnvRequest&, Console&) override { return kExitInternal; }
   } engine;
   std::istringstream in;
   std::ostringstream out;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_inprocess/cli_case.hpp"
+#include "spec/experiment_spec.hpp"
 #include "support/text_match.hpp"
 
 namespace genrepro::test {
@@ -50,7 +51,7 @@ void rederive(json& s) {
 void change_last_token(json& doc, const std::string& id) {
   json& r = run_named(doc, id);
   r["output_ids"][2] = 31;
-  r["text"] = "the river bank was t10 t20 t31";
+  r["text"] = r["prompt"].get<std::string>() + " t10 t20 t31";
   r["continuation"] = " t10 t20 t31";
   json& s = r["steps"][2];
   s["token_id"] = 31;
@@ -78,6 +79,23 @@ std::vector<std::string> names_in(const fs::path& dir) {
 }
 
 json read_json(const fs::path& p) { return json::parse(read_bytes(p)); }
+
+// A second greedy run in experiment "greedy", at a second prompt, made the way run makes it: the
+// spec lists the prompt, and the id is the hash of its experiment, prompt index, prompt and params
+// (the reader refuses an id that is not). Returns its id.
+std::string add_second_greedy_run(json& doc) {
+  json second = run_named(doc, kGreedy);
+  const std::string prompt = second["prompt"].get<std::string>() + " (second)";
+  second["prompt"] = prompt;
+  second["prompt_index"] = 1;
+  second["text"] = prompt + second["continuation"].get<std::string>();
+  second["index"] = 2;
+  second["id"] = run_id("greedy", 1, prompt, params_from_json(second["params"], "params"));
+  for (json& x : doc["experiments"])
+    if (x["name"] == "greedy") x["spec"]["prompts"].push_back(prompt);
+  doc["runs"].push_back(second);
+  return second["id"].get<std::string>();
+}
 
 int last_token(const fs::path& golden_file, const std::string& id) {
   json doc = read_json(golden_file);
@@ -230,20 +248,17 @@ TEST_F(Bless, YesRefusesARegressionUnlessAccepted) {
 // --run is the confirmation.
 TEST_F(Bless, RunChangesOnlyThatRun) {
   json two = golden_doc();
-  json second = run_named(two, kGreedy);
-  second["id"] = "greedy/p0/second";
-  second["index"] = 2;
-  two["runs"].push_back(second);
+  const std::string second = add_second_greedy_run(two);
   const std::string base = scratch_.write("two.json", two.dump(2));
   const std::string into = scratch_ / "golden";
   ASSERT_EQ(genrepro({"bless", base, "--into", into, "--yes"}).exit, 0);
   change_last_token(two, kGreedy);
-  change_last_token(two, "greedy/p0/second");
+  change_last_token(two, second);
   change_last_token(two, kSampling);
   const std::string e = scratch_.write("changed.json", two.dump(2));
-  expect_case({"run_one", {"bless", e, "--into", into, "--run", "greedy/p0/second"}, 1,
+  expect_case({"run_one", {"bless", e, "--into", into, "--run", second}, 1,
                R"re(1 accepted, 0 rejected, 2 skipped; wrote 1 golden file)re", ""});
-  EXPECT_EQ(last_token(fs::path(into) / "greedy.json", "greedy/p0/second"), 31);
+  EXPECT_EQ(last_token(fs::path(into) / "greedy.json", second), 31);
   EXPECT_EQ(last_token(fs::path(into) / "greedy.json", kGreedy), 30);
   EXPECT_EQ(last_token(fs::path(into) / "sampling.json", kSampling), 30);
   expect_case({"run_unknown", {"bless", e, "--into", into, "--run", "greedy/p0/nope"}, 2, "",
@@ -253,21 +268,18 @@ TEST_F(Bless, RunChangesOnlyThatRun) {
 // Issue 13, done when: "bless with a run missing from the evidence lists it and keeps it without --prune".
 TEST_F(Bless, MissingRunIsListedAndKeptUnlessPruned) {
   json two = golden_doc();
-  json second = run_named(two, kGreedy);
-  second["id"] = "greedy/p0/second";
-  second["index"] = 2;
-  two["runs"].push_back(second);
+  const std::string second = add_second_greedy_run(two);
   const std::string into = scratch_ / "golden";
   ASSERT_EQ(genrepro({"bless", scratch_.write("two.json", two.dump(2)), "--into", into, "--yes"}).exit, 0);
   json one = golden_doc();
   change_last_token(one, kGreedy);
   const std::string e = scratch_.write("one.json", one.dump(2));
   expect_case({"kept", {"bless", e, "--into", into, "--yes"}, 0,
-               R"re(greedy.json: missing run greedy/p0/second: in the golden, not in the evidence: kept \(--prune removes it\).*greedy.json: changes: 1 changed, 1 missing from the evidence \(kept\), 0 unchanged)re",
+               R"re(greedy.json: missing run greedy/p1/greedy-[0-9a-f]{8}: in the golden, not in the evidence: kept \(--prune removes it\).*greedy.json: changes: 1 changed, 1 missing from the evidence \(kept\), 0 unchanged)re",
                ""});
   EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["runs"].size(), 2u);
   expect_case({"pruned", {"bless", e, "--into", into, "--yes", "--prune"}, 0,
-               R"re(missing run greedy/p0/second: in the golden, not in the evidence: removed \(--prune\).*wrote 1 golden file)re", ""});
+               R"re(missing run greedy/p1/greedy-[0-9a-f]{8}: in the golden, not in the evidence: removed \(--prune\).*wrote 1 golden file)re", ""});
   EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["runs"].size(), 1u);
 }
 
@@ -308,8 +320,12 @@ TEST_F(Bless, HostileExperimentNameIsRefused) {
   for (const std::string& name : std::vector<std::string>{"../outside", "a/b", std::string(65, 'x'), "bell\x07"}) {
     SCOPED_TRACE(name);
     json doc = golden_doc();
-    doc["runs"][0]["experiment"] = name;
+    json& run = doc["runs"][0];
+    run["experiment"] = name;
     doc["experiments"][0]["name"] = name;
+    doc["experiments"][0]["spec"]["name"] = name;
+    // Consistent otherwise (the id is the hash of the hostile name too), so the name is what is refused.
+    run["id"] = run_id(name, 0, run["prompt"].get<std::string>(), params_from_json(run["params"], "params"));
     const std::string e = scratch_.write("hostile.json", doc.dump(2));
     expect_case({"hostile", {"bless", e, "--into", scratch_ / "golden", "--yes"}, 2, "",
                  R"re(hostile.json: runs\[0\].experiment: expected an experiment name of 1 to 64 letters)re", Stderr::one_line});

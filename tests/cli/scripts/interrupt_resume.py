@@ -80,6 +80,7 @@ def stripped(path):
     with open(path) as f:
         d = json.load(f)
     d.pop("created_utc", None)
+    d.pop("resumed", None)  # volatile: which checkpoint the runs were kept from
     d["environment"]["threads"].pop("runs_concurrently", None)
     if "numerics" in d:
         d["numerics"].pop("execution", None)

@@ -135,7 +135,30 @@ def find_chromium():
     return None
 
 
-def pooled_fixture_evidence(golden_dir, mutated_run):
+def decode(binary, ids):
+    """The text genrepro's tokenizer gives for `ids`, as evidence records it (invalid bytes as U+FFFD)."""
+    r = subprocess.run([binary, "tokenize", "--decode", "--input", "-"], input=json.dumps(ids) + "\n",
+                       capture_output=True, text=True, timeout=TIMEOUT_S)
+    if r.returncode != 0:
+        fail("genrepro tokenize --decode: exit %d: %s" % (r.returncode, r.stderr))
+    return json.loads(r.stdout.splitlines()[0])["text"]
+
+
+def change_sixth_token(binary, run):
+    """The greedy run picks its runner-up at new token 6, as a changed model would: the step's two
+    best candidates swap ids and texts (each keeps its probability), so the run stays consistent
+    (docs/validation.md) and the reader accepts it; the texts follow the new ids."""
+    step = run["steps"][5]
+    best, second = step["top"][0], step["top"][1]
+    best["id"], second["id"] = second["id"], best["id"]
+    best["text"], second["text"] = second["text"], best["text"]
+    step["token_id"], step["token_text"] = best["id"], best["text"]
+    run["output_ids"][5] = best["id"]
+    run["text"] = decode(binary, run["prompt_ids"] + run["output_ids"])
+    run["continuation"] = decode(binary, run["output_ids"])
+
+
+def pooled_fixture_evidence(binary, golden_dir, mutated_run):
     """Every golden/fixture run in one evidence document; `mutated_run`'s 6th token changed."""
     files = sorted(glob.glob(os.path.join(golden_dir, "*.json")))
     doc = None
@@ -147,9 +170,7 @@ def pooled_fixture_evidence(golden_dir, mutated_run):
         else:
             doc["runs"] += part["runs"]
             doc["experiments"] += part["experiments"]
-    run = next(r for r in doc["runs"] if r["id"] == mutated_run)
-    run["output_ids"][5] += 1
-    run["steps"][5]["token_id"] = run["output_ids"][5]
+    change_sixth_token(binary, next(r for r in doc["runs"] if r["id"] == mutated_run))
     return doc
 
 
@@ -321,7 +342,7 @@ def main():
             mutated = json.load(f)["runs"][0]["id"]
         evidence = os.path.join(scratch, "mutated.json")
         with open(evidence, "w") as f:
-            json.dump(pooled_fixture_evidence(a.golden, mutated), f)
+            json.dump(pooled_fixture_evidence(a.binary, a.golden, mutated), f)
         out = os.path.join(scratch, "report")
         r = subprocess.run([a.binary, "report", evidence, "--golden", a.golden, "--out", out], capture_output=True,
                            timeout=TIMEOUT_S)

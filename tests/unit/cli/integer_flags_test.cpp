@@ -31,7 +31,7 @@ class RecordingEngine final : public EngineVerbs {
     replayed.push_back(r);
     return kExitOk;
   }
-  int env(Console&) override { return kExitOk; }
+  int env(const EnvRequest&, Console&) override { return kExitOk; }
   std::vector<GenerateRequest> generated;
   std::vector<RunRequest> ran;
   std::vector<ReplayRequest> replayed;

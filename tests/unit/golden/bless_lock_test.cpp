@@ -31,6 +31,13 @@ RunRecord run_of(const std::string& id, const std::string& experiment, int64_t t
   return test::make_run(id, DecodeMode::greedy, {test::make_step(0, token, {{token, 0.5}})}, experiment);
 }
 
+// Evidence the reader accepts: ids, specs and prompts as run makes them (the consistency layer).
+Evidence consistent_evidence(std::vector<RunRecord> runs) {
+  Evidence e = test::make_evidence(std::move(runs));
+  test::make_consistent(e);
+  return e;
+}
+
 BlessDecisions accept_all(const BlessPlan& plan) {
   BlessDecisions d;
   for (const GoldenFilePlan& f : plan.files)
@@ -95,13 +102,13 @@ TEST_F(BlessLock, TheLockIsFreeAgainAfterTheBlessAndAnUnusedNewDirectoryGoes) {
 // The kill between two renames: the first golden file is new, the second and the record are not.
 // The next bless finishes the journal: all three are the new ones, nothing is left beside them.
 TEST_F(BlessLock, AKillBetweenRenamesIsFinishedByTheNextBless) {
-  const EvidenceFile old_e{"old.json", test::make_evidence({run_of("x/a", "x", 1), run_of("y/a", "y", 2)})};
+  const EvidenceFile old_e{"old.json", consistent_evidence({run_of("x/a", "x", 1), run_of("y/a", "y", 2)})};
   const BlessPlan first = plan_bless(old_e, golden());
   write_golden(first, accept_all(first), BlessSource{"c0", false, "old.json"}, golden());
   const std::string old_y = read(dir_ / "golden" / "y.json");
   const std::string old_record = read(dir_ / "golden" / kBlessRecordName);
 
-  const EvidenceFile new_e{"new.json", test::make_evidence({run_of("x/a", "x", 3), run_of("y/a", "y", 4)})};
+  const EvidenceFile new_e{"new.json", consistent_evidence({run_of("x/a", "x", 3), run_of("y/a", "y", 4)})};
   const BlessPlan second = plan_bless(new_e, golden());
   EXPECT_THROW(write_golden(second, accept_all(second), BlessSource{"c1", false, "new.json"}, golden(),
                             [](std::size_t renamed) {
@@ -151,7 +158,7 @@ TEST_F(BlessLock, AJournalThatNamesAPathOutsideTheDirectoryIsRefused) {
 }
 
 TEST_F(BlessLock, AGoldenOutsideGitIsRecordedAsNotInGit) {
-  const EvidenceFile e{"e.json", test::make_evidence({run_of("x/a", "x", 1)})};
+  const EvidenceFile e{"e.json", consistent_evidence({run_of("x/a", "x", 1)})};
   const BlessPlan plan = plan_bless(e, golden());
   BlessSource source{"none (not in a git work tree)", false, "e.json"};
   source.in_git = false;
