@@ -18,8 +18,21 @@ constexpr double kProbFactor = 0.9;
 constexpr int kTamperedStep = 2;
 
 // The evidence every case replays, made once per process (SetUpTestSuite), with two damaged
-// copies: tampered_prob.json (runs[0].steps[2].prob times 0.9) and other_model.json
+// copies: tampered_prob.json (every probability of runs[0].steps[2] times 0.9) and other_model.json
 // (model.safetensors' sha256 replaced by 64 zeros).
+// A tampered step the reader still accepts: every probability of it scaled alike, and the values
+// derived from them (margin, rest_mass) recomputed, so only replay's recomputation can tell.
+void scale_step_probabilities(nlohmann::json& step, double factor) {
+  for (const char* key : {"prob", "prob_t1", "margin"}) step[key] = step[key].get<double>() * factor;
+  double listed = 0;
+  for (nlohmann::json& c : step["top"]) {
+    c["prob"] = c["prob"].get<double>() * factor;
+    c["prob_scaled"] = c["prob_scaled"].get<double>() * factor;
+    listed += c["prob_scaled"].get<double>();
+  }
+  step["rest_mass"] = 1 - listed;
+}
+
 class Replay : public ::testing::TestWithParam<CliCase> {
  protected:
   static void SetUpTestSuite() {
@@ -31,7 +44,7 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     ASSERT_TRUE(Searches(R"re(wrote .*evidence.json \(5 runs\))re", made.out));
     const nlohmann::json evidence = nlohmann::json::parse(read_bytes(*dir_ / "evidence.json"));
     nlohmann::json tampered = evidence;
-    tampered["runs"][0]["steps"][kTamperedStep]["prob"] = tampered["runs"][0]["steps"][kTamperedStep]["prob"].get<double>() * kProbFactor;
+    scale_step_probabilities(tampered["runs"][0]["steps"][kTamperedStep], kProbFactor);
     dir_->write("tampered_prob.json", tampered.dump(2));
     nlohmann::json other = evidence;
     other["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
