@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_inprocess/cli_case.hpp"
+#include "evidence/evidence.hpp"
 #include "spec/experiment_spec.hpp"
 #include "support/text_match.hpp"
 
@@ -278,6 +279,10 @@ TEST_F(Bless, MissingRunIsListedAndKeptUnlessPruned) {
                R"re(greedy.json: missing run greedy/p1/greedy-[0-9a-f]{8}: in the golden, not in the evidence: kept \(--prune removes it\).*greedy.json: changes: 1 changed, 1 missing from the evidence \(kept\), 0 unchanged)re",
                ""});
   EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["runs"].size(), 2u);
+  // The kept run is not a point of the new spec: the golden keeps the entry that made it, so the
+  // reader (which checks every run against its spec) still reads the file bless wrote.
+  EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["experiments"].size(), 2u);
+  EXPECT_NO_THROW(read_evidence((fs::path(into) / "greedy.json").string()));
   expect_case({"pruned", {"bless", e, "--into", into, "--yes", "--prune"}, 0,
                R"re(missing run greedy/p1/greedy-[0-9a-f]{8}: in the golden, not in the evidence: removed \(--prune\).*wrote 1 golden file)re", ""});
   EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["runs"].size(), 1u);
