@@ -32,6 +32,7 @@ void setup_verbs(CLI::App& app, VerbContext& ctx) {
   setup_report(app, ctx);
   setup_check_article(app, ctx);
   setup_merge(app, ctx);
+  setup_sensitivity(app, ctx);
   setup_env(app, ctx);
   setup_fixture(app, ctx);
 }

@@ -116,6 +116,7 @@ void setup_replay(CLI::App& app, VerbContext& ctx);
 void setup_report(CLI::App& app, VerbContext& ctx);
 void setup_check_article(CLI::App& app, VerbContext& ctx);
 void setup_merge(CLI::App& app, VerbContext& ctx);
+void setup_sensitivity(CLI::App& app, VerbContext& ctx);
 void setup_env(CLI::App& app, VerbContext& ctx);
 void setup_fixture(CLI::App& app, VerbContext& ctx);
 

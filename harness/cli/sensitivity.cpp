@@ -1,0 +1,331 @@
+// genrepro sensitivity EXPERIMENTS... --out DIR: the experiments run once per configuration cell
+// (each a child `genrepro run`, its environment set before the BLAS and libtorch load), every
+// cell compared with the reference cell. genrepro sensitivity --compare EVIDENCE... --out DIR:
+// the same matrix from evidence made anywhere (other machines, builds, CI runners).
+// docs/sensitivity.md.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/flag_kinds.hpp"
+#include "cli/output_paths.hpp"
+#include "cli/verbs.hpp"
+#include "compare/sensitivity.hpp"
+#include "evidence/evidence.hpp"
+#include "util/atomic_file.hpp"
+#include "util/errors.hpp"
+
+extern char** environ;
+
+namespace genrepro::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// OpenBLAS core types of x86-64 and the CPU flags each needs (its kernels' instructions), in the
+// order of OpenBLAS's own detection. A core the CPU lacks the flags for would crash, not differ.
+struct BlasCore {
+  const char* name;
+  std::vector<const char*> flags;
+};
+const std::vector<BlasCore> kBlasCores = {
+    {"Prescott", {"pni"}},  // /proc/cpuinfo calls SSE3 "pni"
+    {"Nehalem", {"sse4_2"}},
+    {"Sandybridge", {"avx"}},
+    {"Haswell", {"avx2", "fma"}},
+    {"SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}},
+};
+
+const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch"};
+
+struct SensitivityOptions {
+  std::vector<std::string> inputs;  // experiments, or evidence with --compare
+  bool compare = false;
+  std::string out;
+  std::string cells;       // --cells AXIS=V,V;AXIS=V
+  std::string reference;   // --compare: the reference file (default: the first)
+  int threads = 2;         // the largest --threads value of the threads axis
+  ModelChoice model;
+};
+
+std::set<std::string> cpu_flags() {
+  std::ifstream in("/proc/cpuinfo");
+  std::set<std::string> flags;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("flags", 0) != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    for (std::string w; words >> w;) flags.insert(w);
+    break;
+  }
+  return flags;
+}
+
+std::vector<std::string> executable_cores() {
+  const std::set<std::string> have = cpu_flags();
+  std::vector<std::string> cores;
+  for (const BlasCore& c : kBlasCores) {
+    bool ok = true;
+    for (const char* f : c.flags) ok = ok && have.count(f) > 0;
+    if (ok) cores.push_back(c.name);
+  }
+  return cores;
+}
+
+// Every value each axis offers here; the first is the reference cell's.
+std::map<std::string, std::vector<std::string>> offered_axes(int threads) {
+  std::map<std::string, std::vector<std::string>> axes;
+  axes["kernels"] = {"portable"};
+  for (const std::string& core : executable_cores()) axes["kernels"].push_back("native:" + core);
+  for (int t = 1; t <= threads; ++t) axes["threads"].push_back(std::to_string(t));
+  axes["numerics"] = {"reference", "tiled"};
+  axes["batch"] = {"1", "proven", "4-inexact", "16-inexact"};
+  return axes;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep))
+    if (!part.empty()) parts.push_back(part);
+  return parts;
+}
+
+// --cells "kernels=portable,native:SkylakeX;threads=1,2": each axis named keeps only the values
+// given (its first value becomes the reference's); axes not named keep every offered value.
+std::map<std::string, std::vector<std::string>> chosen_axes(const std::string& text, int threads) {
+  std::map<std::string, std::vector<std::string>> axes = offered_axes(threads);
+  if (text.empty()) return axes;
+  for (const std::string& item : split(text, ';')) {
+    const std::size_t eq = item.find('=');
+    const std::string axis = item.substr(0, eq);
+    if (eq == std::string::npos || !axes.count(axis))
+      throw UsageError("--cells " + item + ": allowed: AXIS=VALUE[,VALUE...] with AXIS one of kernels, threads, numerics, batch");
+    std::vector<std::string> values;
+    for (const std::string& v : split(item.substr(eq + 1), ',')) {
+      const std::vector<std::string>& offered = axes[axis];
+      if (std::find(offered.begin(), offered.end(), v) == offered.end()) {
+        std::string allowed;
+        for (const std::string& o : offered) allowed += (allowed.empty() ? "" : ", ") + o;
+        throw UsageError("--cells " + axis + "=" + v + ": not offered on this machine; allowed: " + allowed);
+      }
+      values.push_back(v);
+    }
+    if (values.empty()) throw UsageError("--cells " + item + ": give at least one value");
+    axes[axis] = values;
+  }
+  return axes;
+}
+
+// One factor at a time: the reference (every axis at its first value), then each other value of
+// each axis with the rest at the reference's: what one-factor attribution needs, in
+// 1 + sum(values - 1) cells rather than the product.
+std::vector<std::map<std::string, std::string>> one_factor_cells(const std::map<std::string, std::vector<std::string>>& axes) {
+  std::map<std::string, std::string> reference;
+  for (const auto& [axis, values] : axes) reference[axis] = values.front();
+  std::vector<std::map<std::string, std::string>> cells = {reference};
+  for (const std::string& axis : kAxes)
+    for (std::size_t i = 1; i < axes.at(axis).size(); ++i) {
+      std::map<std::string, std::string> cell = reference;
+      cell[axis] = axes.at(axis)[i];
+      cells.push_back(cell);
+    }
+  return cells;
+}
+
+std::string cell_name(const std::map<std::string, std::string>& axes) {
+  std::string name;
+  for (const std::string& axis : kAxes) {
+    std::string v = axes.at(axis);
+    for (char& c : v)
+      if (c == ':') c = '-';
+    name += (name.empty() ? "" : "_") + axis + "-" + v;
+  }
+  return name;
+}
+
+// The child's arguments and environment for one cell.
+struct ChildCommand {
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env_set;
+  std::vector<std::string> env_unset;
+};
+
+ChildCommand child_command(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& out) {
+  ChildCommand c;
+  c.args = {"run"};
+  for (const std::string& e : o.inputs) c.args.push_back(e);
+  if (o.model.dir) c.args.insert(c.args.end(), {"--model", *o.model.dir});
+  if (o.model.require_real) c.args.push_back("--require-real-model");
+  c.args.insert(c.args.end(), {"--out", out, "--threads", cell.at("threads")});
+  const std::string& kernels = cell.at("kernels");
+  c.env_unset = {"OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY"};
+  if (kernels.rfind("native:", 0) == 0) {
+    c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
+    c.env_set["OPENBLAS_CORETYPE"] = kernels.substr(std::strlen("native:"));
+  }
+  if (cell.at("numerics") == "tiled") c.args.insert(c.args.end(), {"--numerics", "tiled"});
+  const std::string& batch = cell.at("batch");
+  if (batch == "1") c.args.insert(c.args.end(), {"--batch", "1"});
+  if (batch.find("-inexact") != std::string::npos)
+    c.args.insert(c.args.end(), {"--batch", batch.substr(0, batch.find('-')), "--allow-inexact-batch"});
+  return c;
+}
+
+// Runs genrepro (this very binary) as a child with stdout and stderr into `log`; its exit code.
+int spawn_child(const ChildCommand& c, const std::string& log) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    if (std::find(c.env_unset.begin(), c.env_unset.end(), key) == c.env_unset.end() && !c.env_set.count(key)) env.push_back(kv);
+  }
+  for (const auto& [k, v] : c.env_set) env.push_back(k + "=" + v);
+  std::vector<char*> argv, envp;
+  std::string self = "/proc/self/exe";
+  argv.push_back(self.data());
+  std::vector<std::string> args = c.args;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw Error(std::string("sensitivity: could not start genrepro run: ") + std::strerror(rc));
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string last_line_of(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+void write_outputs(const SensitivityMatrix& m, const std::string& dir, Console& io) {
+  const std::string json_path = (fs::path(dir) / "sensitivity.json").string();
+  const std::string md_path = (fs::path(dir) / "sensitivity.md").string();
+  write_file_atomically(json_path, json_document_text(sensitivity_to_json(m)) + "\n");
+  write_file_atomically(md_path, sensitivity_markdown(m));
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    const CellSummary& s = m.summaries[c];
+    io.out << "sensitivity: " << m.cells[c].name << (c == m.reference ? " (reference)" : "") << ": " << s.identical << " identical, "
+           << s.same_tokens << " same tokens, " << s.diverged << " diverged, " << s.missing << " missing\n";
+  }
+  io.out << "wrote " << json_path << " and " << md_path << "\n";
+}
+
+int run_matrix(const SensitivityOptions& o, Console& io) {
+  const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(chosen_axes(o.cells, o.threads));
+  const std::string cell_dir = (fs::path(o.out) / "cells").string();
+  fs::create_directories(cell_dir);
+  io.err << "sensitivity: " << cells.size() << " cells (the reference, then one axis changed at a time), each a 'genrepro run' of "
+         << o.inputs.size() << " experiment file(s); the evidence goes to " << cell_dir << "\n";
+  std::vector<SensitivityCell> made;
+  double first_seconds = 0;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string name = cell_name(cells[i]);
+    const std::string evidence = (fs::path(cell_dir) / (name + ".json")).string();
+    const std::string log = (fs::path(cell_dir) / (name + ".log")).string();
+    const auto start = std::chrono::steady_clock::now();
+    const int exit = spawn_child(child_command(o, cells[i], evidence), log);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (exit != 0)
+      throw UsageError("sensitivity: cell " + name + ": genrepro run exited " + std::to_string(exit) + " (" + last_line_of(log) +
+                       "); its output is in " + log);
+    if (i == 0) first_seconds = seconds;
+    char took[32];
+    std::snprintf(took, sizeof took, "%.1f s", seconds);
+    io.err << "sensitivity: cell " << (i + 1) << "/" << cells.size() << " " << name << ": " << took;
+    if (i == 0 && cells.size() > 1) io.err << " (the rest: about " << static_cast<int>(first_seconds * double(cells.size() - 1) + 0.5) << " s)";
+    io.err << "\n";
+    made.push_back({name, cells[i], read_evidence_file(evidence)});
+  }
+  write_outputs(build_sensitivity(std::move(made), 0), o.out, io);
+  return kExitOk;
+}
+
+// A cell made elsewhere: its axes are what the evidence says decided or may have decided the bits.
+std::map<std::string, std::string> recorded_axes(const Evidence& e) {
+  std::map<std::string, std::string> axes;
+  axes["cpu"] = e.environment.cpu.model.empty() ? "?" : e.environment.cpu.model;
+  axes["blas_core"] = e.environment.blas.core.value_or(e.environment.blas.vendor);
+  axes["numerics"] = e.numerics ? to_string(e.numerics->mode) : "reference";
+  axes["runs_concurrently"] = e.environment.threads.runs_concurrently ? std::to_string(*e.environment.threads.runs_concurrently) : "?";
+  axes["libtorch"] = e.environment.libtorch_version;
+  return axes;
+}
+
+int compare_files(const SensitivityOptions& o, Console& io) {
+  std::vector<SensitivityCell> cells;
+  std::set<std::string> names;
+  std::size_t reference = 0;
+  for (const std::string& path : o.inputs) {
+    std::string name = fs::path(path).stem().string();
+    for (int k = 2; names.count(name); ++k) name = fs::path(path).stem().string() + "-" + std::to_string(k);
+    names.insert(name);
+    if (!o.reference.empty() && path == o.reference) reference = cells.size();
+    EvidenceFile f = read_evidence_file(path);
+    std::map<std::string, std::string> axes = recorded_axes(f.evidence);
+    cells.push_back({name, std::move(axes), std::move(f)});
+  }
+  if (!o.reference.empty() && std::find(o.inputs.begin(), o.inputs.end(), o.reference) == o.inputs.end())
+    throw UsageError("--reference " + o.reference + ": not one of the evidence files given; allowed: one of them, as written");
+  fs::create_directories(o.out);
+  write_outputs(build_sensitivity(std::move(cells), reference), o.out, io);
+  return kExitOk;
+}
+
+}  // namespace
+
+void setup_sensitivity(CLI::App& app, VerbContext& ctx) {
+  auto o = std::make_shared<SensitivityOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sensitivity",
+      "Which results can you trust: run the experiments once per configuration cell (BLAS kernel, threads,\n"
+      "numerics mode, batching; the reference cell, then one axis changed at a time) and classify every run\n"
+      "of every cell against the reference: identical, same tokens (different probabilities), or diverged at\n"
+      "new token N, with the margins there. --compare builds the same matrix from evidence made anywhere.\n"
+      "Writes DIR/sensitivity.json, DIR/sensitivity.md and (without --compare) DIR/cells/. docs/sensitivity.md");
+  cmd->add_option("inputs", o->inputs, "Experiment files (or, with --compare, evidence files)")->required();
+  cmd->add_flag("--compare", o->compare, "The inputs are evidence files: build the matrix from them, run nothing");
+  cmd->add_option("--out", o->out, "Directory for the matrix (created if missing)")->required()->type_name("PATH");
+  cmd->add_option("--cells", o->cells,
+                  "Axes and values to use, e.g. \"kernels=portable,native:SkylakeX;threads=1,2\" (the first value of\n"
+                  "an axis is the reference's); axes: kernels, threads, numerics, batch (1, proven, 4-inexact,\n"
+                  "16-inexact). Default: every value this machine offers")
+      ->type_name("AXIS=V,...;...");
+  cmd->add_option("--threads", o->threads, "The threads axis runs 1 to this many (default 2)")->type_name("INT");
+  cmd->add_option("--reference", o->reference, "--compare: the evidence file that is the reference cell (default: the first)")
+      ->type_name("PATH");
+  add_model_flags(*cmd, o->model);
+  on_verb(*cmd, ctx, [o, &ctx] {
+    checked_threads("--threads", o->threads);
+    check_output_directory("--out", o->out);
+    ctx.exit_code = o->compare ? compare_files(*o, ctx.io) : run_matrix(*o, ctx.io);
+  });
+}
+
+}  // namespace genrepro::cli

@@ -1,0 +1,347 @@
+#include "compare/sensitivity.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "evidence/value_text.hpp"
+
+namespace genrepro {
+
+namespace {
+
+// The recorded values of one step, equal bit for bit (doubles compared with ==: the writer stores
+// every float32-derived value exactly, so equal bits read back equal).
+bool same_candidates(const StepRecord& a, const StepRecord& b) {
+  if (a.top.size() != b.top.size()) return false;
+  for (std::size_t i = 0; i < a.top.size(); ++i)
+    if (a.top[i].id != b.top[i].id || a.top[i].prob != b.top[i].prob || a.top[i].prob_scaled != b.top[i].prob_scaled ||
+        a.top[i].text != b.top[i].text)
+      return false;
+  return true;
+}
+
+bool same_step(const StepRecord& a, const StepRecord& b) {
+  return a.token_id == b.token_id && a.prob == b.prob && a.prob_t1 == b.prob_t1 && a.kept == b.kept && a.rest_mass == b.rest_mass &&
+         a.margin == b.margin && a.logit_margin == b.logit_margin && a.entropy == b.entropy && same_candidates(a, b);
+}
+
+// The largest |difference| of the probabilities both steps record for the same token.
+double prob_delta(const StepRecord& a, const StepRecord& b) {
+  double d = std::max({std::fabs(a.prob - b.prob), std::fabs(a.prob_t1 - b.prob_t1), std::fabs(a.margin - b.margin)});
+  for (const Candidate& x : a.top)
+    for (const Candidate& y : b.top)
+      if (x.id == y.id) d = std::max({d, std::fabs(x.prob - y.prob), std::fabs(x.prob_scaled - y.prob_scaled)});
+  return d;
+}
+
+std::optional<int64_t> rank_of(const StepRecord& reference, const std::optional<int64_t>& token) {
+  if (!token) return std::nullopt;
+  for (std::size_t i = 0; i < reference.top.size(); ++i)
+    if (reference.top[i].id == *token) return static_cast<int64_t>(i);
+  return std::nullopt;
+}
+
+RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
+  RunVsReference r;
+  const std::vector<StepRecord>& a = ref.result.steps;
+  const std::vector<StepRecord>& b = cell.result.steps;
+  bool exact = a.size() == b.size() && ref.result.stop_reason == cell.result.stop_reason;
+  const std::size_t shared = std::min(a.size(), b.size());
+  for (std::size_t k = 0; k < shared; ++k) {
+    if (a[k].token_id != b[k].token_id) {
+      r.cls = CellClass::diverged;
+      r.diverged_at = static_cast<int64_t>(k);
+      r.reference_margin = a[k].margin;
+      r.cell_margin = b[k].margin;
+      r.reference_logit_margin = a[k].logit_margin;
+      r.cell_logit_margin = b[k].logit_margin;
+      r.rank_in_reference = rank_of(a[k], b[k].token_id);
+      return r;
+    }
+    r.max_prob_delta = std::max(r.max_prob_delta, prob_delta(a[k], b[k]));
+    r.max_logit_margin_delta = std::max(r.max_logit_margin_delta, std::fabs(a[k].logit_margin - b[k].logit_margin));
+    exact = exact && same_step(a[k], b[k]);
+  }
+  if (a.size() != b.size()) {  // the same tokens, then one cell stopped and the other went on
+    r.cls = CellClass::diverged;
+    r.diverged_at = static_cast<int64_t>(shared);
+    const StepRecord& last = shared < a.size() ? a[shared] : b[shared];
+    r.reference_margin = r.cell_margin = last.margin;
+    r.reference_logit_margin = r.cell_logit_margin = last.logit_margin;
+    return r;
+  }
+  r.cls = exact ? CellClass::identical : CellClass::same_tokens;
+  return r;
+}
+
+CellSummary summarize(const SensitivityMatrix& m, std::size_t c) {
+  CellSummary s;
+  std::size_t longest = 0, compared = 0;
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    const RunVsReference& r = m.runs[i][c];
+    switch (r.cls) {
+      case CellClass::identical: ++s.identical; break;
+      case CellClass::same_tokens: ++s.same_tokens; break;
+      case CellClass::diverged: ++s.diverged; break;
+      case CellClass::missing: ++s.missing; break;
+    }
+    if (r.cls != CellClass::missing) ++compared;
+  }
+  for (const RunRecord& run : m.cells[m.reference].evidence.evidence.runs) longest = std::max(longest, run.result.steps.size());
+  for (std::size_t t = 0; t <= longest; ++t) {
+    std::size_t agreeing = 0;
+    for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+      const RunVsReference& r = m.runs[i][c];
+      if (r.cls == CellClass::missing) continue;
+      if (r.cls != CellClass::diverged || static_cast<int64_t>(t) <= r.diverged_at) ++agreeing;
+    }
+    s.survival.push_back(compared ? double(agreeing) / double(compared) : 0);
+  }
+  return s;
+}
+
+void attribute(SensitivityMatrix& m) {
+  const std::map<std::string, std::string>& base = m.cells[m.reference].axes;
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    if (c == m.reference) continue;
+    std::vector<std::string> changed;
+    std::set<std::string> names;
+    for (const auto& [k, v] : base) names.insert(k);
+    for (const auto& [k, v] : m.cells[c].axes) names.insert(k);
+    for (const std::string& k : names) {
+      const std::map<std::string, std::string>& axes = m.cells[c].axes;
+      const auto x = base.find(k);
+      const auto y = axes.find(k);
+      if (x == base.end() || y == axes.end() || x->second != y->second) changed.push_back(k);
+    }
+    if (changed.size() != 1) continue;
+    AxisEffect e;
+    e.axis = changed[0];
+    const auto v = m.cells[c].axes.find(e.axis);
+    e.value = v == m.cells[c].axes.end() ? "(unset)" : v->second;
+    e.cell = m.cells[c].name;
+    for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+      const CellClass cls = m.runs[i][c].cls;
+      if (cls == CellClass::missing) continue;
+      ++e.runs;
+      e.same_tokens += cls == CellClass::same_tokens;
+      e.diverged += cls == CellClass::diverged;
+    }
+    m.attribution.push_back(e);
+  }
+}
+
+void predict(SensitivityMatrix& m) {
+  MarginPredictor& p = m.predictor;
+  std::vector<std::set<int64_t>> flip_steps(m.run_ids.size());
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i)
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+      const RunVsReference& r = m.runs[i][c];
+      p.noise_floor = std::max(p.noise_floor, r.max_logit_margin_delta);
+      if (r.cls != CellClass::diverged) continue;
+      ++p.flips;
+      flip_steps[i].insert(r.diverged_at);
+      p.m_star = std::max(p.m_star.value_or(r.reference_logit_margin), r.reference_logit_margin);
+    }
+  const Evidence& ref = m.cells[m.reference].evidence.evidence;
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    const RunRecord& run = ref.runs[i];
+    for (const StepRecord& s : run.result.steps) {
+      if (!s.token_id) continue;
+      ++p.steps;
+      const bool flagged = p.m_star && s.logit_margin <= *p.m_star;
+      const bool flipped = flip_steps[i].count(s.step) > 0;
+      p.flagged += flagged;
+      p.flip_steps += flipped;
+      p.flip_steps_flagged += flagged && flipped;
+    }
+  }
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+std::string percent(std::size_t part, std::size_t whole) {
+  if (whole == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * double(part) / double(whole));
+  return buf;
+}
+
+std::string axes_text(const std::map<std::string, std::string>& axes) {
+  std::string s;
+  for (const auto& [k, v] : axes) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s.empty() ? "-" : s;
+}
+
+// A Markdown cell holds no '|' and no line break.
+std::string md(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? '/' : (c == '\n' ? ' ' : c);
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(CellClass c) {
+  switch (c) {
+    case CellClass::identical: return "identical";
+    case CellClass::same_tokens: return "same_tokens";
+    case CellClass::diverged: return "diverged";
+    case CellClass::missing: return "missing";
+  }
+  return "?";
+}
+
+SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::size_t reference) {
+  SensitivityMatrix m;
+  m.cells = std::move(cells);
+  m.reference = reference;
+  const Evidence& ref = m.cells[reference].evidence.evidence;
+  std::vector<std::unordered_map<std::string, const RunRecord*>> by_id(m.cells.size());
+  for (std::size_t c = 0; c < m.cells.size(); ++c)
+    for (const RunRecord& r : m.cells[c].evidence.evidence.runs) by_id[c].emplace(r.id, &r);
+  for (const RunRecord& run : ref.runs) {
+    m.run_ids.push_back(run.id);
+    std::vector<RunVsReference> row(m.cells.size());
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+      const auto it = by_id[c].find(run.id);
+      if (it != by_id[c].end()) row[c] = compare_run(run, *it->second);
+    }
+    m.runs.push_back(std::move(row));
+  }
+  for (std::size_t c = 0; c < m.cells.size(); ++c) m.summaries.push_back(summarize(m, c));
+  attribute(m);
+  predict(m);
+  return m;
+}
+
+OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
+  OrderedJson cells = OrderedJson::array();
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    const SensitivityCell& cell = m.cells[c];
+    const CellSummary& s = m.summaries[c];
+    OrderedJson axes = OrderedJson::object();
+    for (const auto& [k, v] : cell.axes) axes[k] = v;
+    const Evidence& e = cell.evidence.evidence;
+    cells.push_back({{"name", cell.name},
+                     {"axes", axes},
+                     {"evidence", cell.evidence.path},
+                     {"blas_core", e.environment.blas.core ? OrderedJson(*e.environment.blas.core) : OrderedJson(nullptr)},
+                     {"cpu_kernels", e.numerics && e.numerics->kernels ? OrderedJson(to_string(e.numerics->kernels->setting)) : OrderedJson(nullptr)},
+                     {"numerics", e.numerics ? to_string(e.numerics->mode) : "reference"},
+                     {"reference", c == m.reference},
+                     {"runs", {{"identical", s.identical}, {"same_tokens", s.same_tokens}, {"diverged", s.diverged}, {"missing", s.missing}}},
+                     {"survival", s.survival}});
+  }
+  OrderedJson runs = OrderedJson::array();
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    OrderedJson per_cell = OrderedJson::object();
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+      const RunVsReference& r = m.runs[i][c];
+      OrderedJson j = {{"class", to_string(r.cls)}};
+      if (r.cls == CellClass::same_tokens || r.cls == CellClass::identical) {
+        j["max_prob_delta"] = r.max_prob_delta;
+        j["max_logit_margin_delta"] = r.max_logit_margin_delta;
+      }
+      if (r.cls == CellClass::diverged) {
+        j["new_token"] = r.diverged_at + 1;
+        j["reference_margin"] = r.reference_margin;
+        j["cell_margin"] = r.cell_margin;
+        j["reference_logit_margin"] = r.reference_logit_margin;
+        j["cell_logit_margin"] = r.cell_logit_margin;
+        j["rank_in_reference"] = r.rank_in_reference ? OrderedJson(*r.rank_in_reference) : OrderedJson(nullptr);
+      }
+      per_cell[m.cells[c].name] = j;
+    }
+    runs.push_back({{"id", m.run_ids[i]}, {"cells", per_cell}});
+  }
+  OrderedJson attribution = OrderedJson::array();
+  for (const AxisEffect& a : m.attribution)
+    attribution.push_back({{"axis", a.axis}, {"value", a.value}, {"cell", a.cell}, {"runs", a.runs},
+                           {"same_tokens", a.same_tokens}, {"diverged", a.diverged}});
+  const MarginPredictor& p = m.predictor;
+  OrderedJson predictor = {{"flips", p.flips},
+                           {"noise_floor_logit_margin", p.noise_floor},
+                           {"m_star", p.m_star ? OrderedJson(*p.m_star) : OrderedJson(nullptr)},
+                           {"steps", p.steps},
+                           {"flagged", p.flagged},
+                           {"flip_steps", p.flip_steps},
+                           {"flip_steps_flagged", p.flip_steps_flagged},
+                           {"precision", p.precision()},
+                           {"recall", p.recall()},
+                           {"share_flagged", p.share_flagged()}};
+  return {{"schema", "genrepro.sensitivity/1"},
+          {"reference", m.cells[m.reference].name},
+          {"cells", cells},
+          {"attribution", attribution},
+          {"predictor", predictor},
+          {"runs", runs}};
+}
+
+std::string sensitivity_markdown(const SensitivityMatrix& m) {
+  std::ostringstream o;
+  const std::size_t n = m.run_ids.size();
+  o << "# Numerics sensitivity\n\n"
+    << n << " runs in " << m.cells.size() << " cells, each against the reference cell `" << md(m.cells[m.reference].name)
+    << "`. identical: every recorded value equal bit for bit; same tokens: the same ids, some recorded "
+       "probability different; diverged: a different token at the new token named. (docs/sensitivity.md)\n\n"
+    << "| cell | axes | BLAS kernel | identical | same tokens | diverged | missing |\n"
+    << "| --- | --- | --- | --- | --- | --- | --- |\n";
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    const CellSummary& s = m.summaries[c];
+    const auto& core = m.cells[c].evidence.evidence.environment.blas.core;
+    o << "| " << md(m.cells[c].name) << (c == m.reference ? " (reference)" : "") << " | " << md(axes_text(m.cells[c].axes)) << " | "
+      << md(core ? *core : "-") << " | " << percent(s.identical, n) << " | " << percent(s.same_tokens, n) << " | "
+      << percent(s.diverged, n) << " | " << s.missing << " |\n";
+  }
+  if (!m.attribution.empty()) {
+    o << "\n## One factor at a time\n\n| axis | value | cell | runs | same tokens | diverged |\n| --- | --- | --- | --- | --- | --- |\n";
+    for (const AxisEffect& a : m.attribution)
+      o << "| " << md(a.axis) << " | " << md(a.value) << " | " << md(a.cell) << " | " << a.runs << " | " << a.same_tokens << " | "
+        << a.diverged << " |\n";
+  }
+  const MarginPredictor& p = m.predictor;
+  o << "\n## The margin that predicts a flip\n\n";
+  if (!p.m_star) {
+    o << "No run diverged in any cell: there is no flip to predict. The largest |Δ logit margin| on matched steps "
+         "(the noise floor) was "
+      << number(p.noise_floor) << ".\n";
+  } else {
+    o << "- flips: " << p.flips << " (run, cell) divergences at " << p.flip_steps << " of the reference's " << p.steps << " steps\n"
+      << "- noise floor (largest |Δ logit margin| on matched steps): " << number(p.noise_floor) << "\n"
+      << "- m* (the largest reference logit margin at a flip): " << number(*p.m_star) << "\n"
+      << "- \"logit margin <= m*\" flags " << p.flagged << " steps (" << percent(p.flagged, p.steps) << "): precision "
+      << number(p.precision()) << ", recall " << number(p.recall()) << "\n"
+      << "  (MarginGate, 2026, verifies only low-margin steps at a 15-50 % trigger rate; here the rule is fitted to "
+         "these cells, so its recall is 1 by construction on them: judge it on cells it was not fitted to)\n";
+  }
+  o << "\n## Runs\n\n= identical, ~ same tokens, kN diverged at new token N, ? missing\n\n| run |";
+  for (const SensitivityCell& c : m.cells) o << " " << md(c.name) << " |";
+  o << "\n| --- |";
+  for (std::size_t c = 0; c < m.cells.size(); ++c) o << " --- |";
+  o << "\n";
+  for (std::size_t i = 0; i < n; ++i) {
+    o << "| " << md(m.run_ids[i]) << " |";
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+      const RunVsReference& r = m.runs[i][c];
+      switch (r.cls) {
+        case CellClass::identical: o << " = |"; break;
+        case CellClass::same_tokens: o << " ~ |"; break;
+        case CellClass::diverged: o << " k" << (r.diverged_at + 1) << " |"; break;
+        case CellClass::missing: o << " ? |"; break;
+      }
+    }
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace genrepro

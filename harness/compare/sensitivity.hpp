@@ -1,0 +1,93 @@
+#pragma once
+// The numerics sensitivity matrix (docs/sensitivity.md): the same experiments' evidence from
+// several configuration cells (BLAS kernel, threads, numerics mode, batching, or other machines),
+// each run of each cell classified against the reference cell, with what the classes say per
+// cell, per axis and about the top-1/top-2 margin that predicts a flip.
+//
+// What the evidence can prove: it records, per step, the chosen token, its probabilities, the
+// top candidates' probabilities, the probability margin and the logit margin of the best two.
+// "identical" therefore means every recorded value equal, bit for bit; the full logits vector is
+// not in the evidence, so two cells whose logits differ only below the recorded candidates would
+// also be "identical". docs/sensitivity.md says so.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evidence/evidence.hpp"
+#include "util/json_text.hpp"
+
+namespace genrepro {
+
+// One configuration and the evidence it produced. `axes` name what the cell set ("kernels" ->
+// "SkylakeX", "threads" -> "2", ...); a cell made elsewhere (--compare) has the file as its only axis.
+struct SensitivityCell {
+  std::string name;
+  std::map<std::string, std::string> axes;
+  EvidenceFile evidence;
+};
+
+enum class CellClass { identical, same_tokens, diverged, missing };
+const char* to_string(CellClass c);  // "identical", "same_tokens", "diverged", "missing"
+
+// One run of one cell against the same run of the reference cell.
+struct RunVsReference {
+  CellClass cls = CellClass::missing;
+  // Over the steps both cells share before any divergence: the largest |difference| of a recorded
+  // probability (prob, prob_t1, candidates' prob and prob_scaled, margin) and of logit_margin.
+  double max_prob_delta = 0;
+  double max_logit_margin_delta = 0;
+  // diverged: the first new token that differs (0-based, as "new token N" counts from 1: N = k + 1).
+  int64_t diverged_at = -1;
+  double reference_margin = 0, cell_margin = 0;              // probability margins at that step
+  double reference_logit_margin = 0, cell_logit_margin = 0;  // logit margins at that step
+  // Where this cell's pick stands in the reference's candidates at that step (0 = its best);
+  // absent when the reference did not list it, or the run stopped there in one cell.
+  std::optional<int64_t> rank_in_reference;
+};
+
+struct CellSummary {
+  std::size_t identical = 0, same_tokens = 0, diverged = 0, missing = 0;
+  // survival[t]: share of the runs compared whose tokens still agree after t new tokens
+  // (t = 0 .. the longest run); a run shorter than t that never diverged still counts as agreeing.
+  std::vector<double> survival;
+};
+
+// One cell that differs from the reference in exactly one axis: what that axis, changed alone, does.
+struct AxisEffect {
+  std::string axis, value, cell;
+  std::size_t runs = 0, same_tokens = 0, diverged = 0;
+};
+
+// "Margin below m* predicts a flip", judged on the reference cell's steps: a step flips when some
+// cell's run diverges there; a step is flagged when its logit margin is at most m*.
+struct MarginPredictor {
+  std::size_t flips = 0;  // (run, cell) divergences
+  double noise_floor = 0;  // the largest |Δ logit_margin| on matched steps, over every cell
+  std::optional<double> m_star;  // the largest reference logit margin at a flip; absent without flips
+  std::size_t steps = 0, flagged = 0, flip_steps = 0, flip_steps_flagged = 0;
+  double precision() const { return flagged ? double(flip_steps_flagged) / double(flagged) : 0; }
+  double recall() const { return flip_steps ? double(flip_steps_flagged) / double(flip_steps) : 0; }
+  double share_flagged() const { return steps ? double(flagged) / double(steps) : 0; }
+};
+
+struct SensitivityMatrix {
+  std::vector<SensitivityCell> cells;
+  std::size_t reference = 0;
+  std::vector<std::string> run_ids;                  // the reference cell's runs, in its order
+  std::vector<std::vector<RunVsReference>> runs;     // [run][cell]
+  std::vector<CellSummary> summaries;                // [cell]
+  std::vector<AxisEffect> attribution;
+  MarginPredictor predictor;
+};
+
+// Every cell against cells[reference]. Runs only some cells hold are "missing" in the others;
+// runs the reference lacks are not compared (the reference decides what the matrix is about).
+SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::size_t reference);
+
+// DIR/sensitivity.json (docs/schema/sensitivity.schema.json) and its Markdown report.
+OrderedJson sensitivity_to_json(const SensitivityMatrix& m);
+std::string sensitivity_markdown(const SensitivityMatrix& m);
+
+}  // namespace genrepro

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""genrepro sensitivity (docs/sensitivity.md), as a user's process runs it: three cells (the
+reference, a native BLAS kernel, tiled numerics) of a small experiment, each a child
+`genrepro run` whose evidence is kept in DIR/cells/.
+
+- each cell's evidence records the kernel and numerics mode its cell asked for (the child's
+  environment reached OpenBLAS before it loaded);
+- every run's class in sensitivity.json equals the class this script computes from the cells'
+  evidence files on its own (identical / same_tokens / diverged at new token N);
+- --compare on the same evidence files gives the same classes;
+- an axis value the machine does not offer is exit 2 with one line naming it;
+- sensitivity.json validates against docs/schema/sensitivity.schema.json (python3-jsonschema).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+EXPERIMENT = {
+    "name": "sensitivity_check",
+    "prompts": ["the river bank was"],
+    "max_new_tokens": 8,
+    "stop_at_eos": True,
+    "use_cache": False,
+    "runs": [{"mode": "greedy"},
+             {"mode": "sample", "temperature": 1.0, "top_p": 0.9, "seed": [1, 2],
+              "sampler_order": ["temperature", "top_p"], "top_p_rule": "article", "rng": "torch"}],
+    "record": {"top_candidates": 5},
+}
+CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference,tiled;batch=1"
+STEP_FIELDS = ["token_id", "prob", "prob_t1", "kept", "rest_mass", "margin", "logit_margin", "entropy", "top"]
+
+
+def classify(ref, other):
+    """The class of one run of a cell against the reference, from the two run records alone."""
+    a, b = ref["steps"], other["steps"]
+    for k in range(min(len(a), len(b))):
+        if a[k]["token_id"] != b[k]["token_id"]:
+            return "diverged", k + 1
+    if len(a) != len(b):
+        return "diverged", min(len(a), len(b)) + 1
+    same = all(x.get(f) == y.get(f) for x, y in zip(a, b) for f in STEP_FIELDS) and ref["stop"] == other["stop"]
+    return ("identical" if same else "same_tokens"), None
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_matrix(matrix, evidence_by_cell, failures, label):
+    ref_name = matrix["reference"]
+    ref_runs = {r["id"]: r for r in evidence_by_cell[ref_name]["runs"]}
+    for run in matrix["runs"]:
+        for cell, got in run["cells"].items():
+            other = {r["id"]: r for r in evidence_by_cell[cell]["runs"]}.get(run["id"])
+            if other is None:
+                expected = ("missing", None)
+            else:
+                expected = classify(ref_runs[run["id"]], other)
+            found = (got["class"], got.get("new_token"))
+            if found != expected:
+                failures.append(f"{label}: {run['id']} in {cell}: sensitivity.json says {found}, the evidence says {expected}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("--schema", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.scratch, exist_ok=True)
+    experiment = os.path.join(a.scratch, "experiment.json")
+    with open(experiment, "w") as f:
+        json.dump(EXPERIMENT, f)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY")}
+    out = os.path.join(a.scratch, "matrix")
+    p = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", out, "--cells", CELLS],
+                       capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode == 2 and "--cpu-kernels portable" in p.stderr:
+        print("skip: this machine cannot honour portable kernels:", p.stderr.strip())
+        return 77
+    failures = []
+    if p.returncode != 0:
+        print(f"FAIL: sensitivity exited {p.returncode}: {p.stderr[-2000:]}")
+        return 1
+    matrix = load(os.path.join(out, "sensitivity.json"))
+    import jsonschema
+    try:
+        jsonschema.validate(matrix, load(a.schema))
+    except jsonschema.ValidationError as err:
+        failures.append(f"sensitivity.json does not validate against {a.schema}: {err.message} at {list(err.absolute_path)}")
+    if matrix.get("schema") != "genrepro.sensitivity/1":
+        failures.append(f"schema is {matrix.get('schema')!r}")
+    names = [c["name"] for c in matrix["cells"]]
+    if len(names) != 3 or matrix["reference"] != names[0]:
+        failures.append(f"cells {names}, reference {matrix['reference']}: expected 3 cells, the first the reference")
+    evidence = {}
+    for c in matrix["cells"]:
+        e = load(c["evidence"])
+        evidence[c["name"]] = e
+        core = e["environment"]["blas"]["core"]
+        mode = e["numerics"]["mode"]
+        want_core = "Sandybridge" if c["axes"]["kernels"] == "native:Sandybridge" else "Haswell"
+        if core != want_core:
+            failures.append(f"{c['name']}: the child's OpenBLAS loaded {core}, the cell asked for {want_core}")
+        if mode != c["axes"]["numerics"]:
+            failures.append(f"{c['name']}: numerics.mode {mode}, the cell asked for {c['axes']['numerics']}")
+    check_matrix(matrix, evidence, failures, "sensitivity")
+    if len(matrix["runs"]) != 3:
+        failures.append(f"{len(matrix['runs'])} runs in the matrix; the experiment has 3")
+    if not os.path.exists(os.path.join(out, "sensitivity.md")):
+        failures.append("no sensitivity.md")
+
+    # The same matrix from the evidence files alone.
+    files = [c["evidence"] for c in matrix["cells"]]
+    out2 = os.path.join(a.scratch, "compared")
+    q = subprocess.run([a.binary, "sensitivity", "--compare", *files, "--out", out2], capture_output=True, text=True, timeout=120)
+    if q.returncode != 0:
+        failures.append(f"--compare exited {q.returncode}: {q.stderr[-1000:]}")
+    else:
+        compared = load(os.path.join(out2, "sensitivity.json"))
+        by_stem = {os.path.splitext(os.path.basename(f))[0]: evidence[n] for f, n in zip(files, names)}
+        check_matrix(compared, by_stem, failures, "--compare")
+        classes = lambda m: sorted((r["id"], sorted(c["class"] for c in r["cells"].values())) for r in m["runs"])
+        if classes(compared) != classes(matrix):
+            failures.append("--compare classifies the runs differently from the matrix run")
+
+    bad = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", os.path.join(a.scratch, "bad"),
+                          "--cells", "kernels=native:Bogus"], capture_output=True, text=True, env=env, timeout=60)
+    if bad.returncode != 2 or "native:Bogus" not in bad.stderr or "allowed: portable" not in bad.stderr or bad.stderr.count("\n") != 1:
+        failures.append(f"--cells kernels=native:Bogus: exit {bad.returncode}, stderr {bad.stderr!r}")
+
+    for f in failures:
+        print("FAIL:", f)
+    if not failures:
+        summary = {c["name"]: c["runs"] for c in matrix["cells"]}
+        print("ok:", json.dumps(summary))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
