@@ -170,7 +170,8 @@ TEST(ReportVerdict, NamesTheDifferingRunItsFirstDivergenceAndLinksIt) {
   const std::vector<ReportFile> files = render_report({doc("new.json", {same, sampled("x/changed", "x", 1, 5, 6)})}, options);
   const std::string& md = file(files, "report.md").content;
   EXPECT_THAT(md, HasSubstr("## Verdict against the golden"));
-  EXPECT_THAT(md, HasSubstr("the evidence does not reproduce the golden: 1 run(s) differ, 0 missing, 0 extra"));
+  EXPECT_THAT(md, HasSubstr("**❌ FAIL: 1 run(s) differ, 0 missing, 0 extra.**"));
+  EXPECT_THAT(file(files, "report.html").content, HasSubstr("<p class=\"fail\">FAIL: 1 run(s) differ, 0 missing, 0 extra.</p>"));
   EXPECT_THAT(md, HasSubstr("| [x/changed](#experiment-x) | "));
   EXPECT_THAT(md, HasSubstr(" | **new token 2 (steps\\[1\\])** | 2 \" t2\" p 0.5000 | 5 \" t5\" p 0.5000 | "));
   EXPECT_THAT(md, Not(HasSubstr("[x/same]"))) << "agreeing runs are not listed";
@@ -178,7 +179,7 @@ TEST(ReportVerdict, NamesTheDifferingRunItsFirstDivergenceAndLinksIt) {
   EXPECT_THAT(file(files, "report.html").content, HasSubstr("<a href=\"#verdict-against-the-golden\">"));
 
   const std::vector<ReportFile> agree = render_report({doc("same.json", golden.evidence.runs)}, options);
-  EXPECT_THAT(file(agree, "report.md").content, HasSubstr("every run reproduces the golden. diff: 2 runs compared, 2 agree"));
+  EXPECT_THAT(file(agree, "report.html").content, HasSubstr("<p class=\"pass\">PASS: every run reproduces the golden.</p>\n<p>diff: 2 runs compared, 2 agree"));
   EXPECT_THAT(file(render_report({doc("same.json", golden.evidence.runs)}), "report.md").content, Not(HasSubstr("Verdict")));
 }
 
@@ -193,7 +194,8 @@ TEST(ReportAB, TwoLabelledFilesSideBySideWithTheDifferenceHighlighted) {
   EXPECT_THAT(md, HasSubstr("Runs matched by id across before = a.json; after = b.json."));
   EXPECT_THAT(md, HasSubstr("| run | before: stop | before: continuation | after: stop | after: continuation | after vs before |"));
   EXPECT_THAT(md, HasSubstr("| [x/a](#experiment-x) | limit, 3 tokens | \" t1 t2 t3\" | limit, 3 tokens | \" t1 t2 t3\" | agree |"));
-  EXPECT_THAT(md, HasSubstr("| **\" t1 t2 t9\"** | **"));
+  // The excerpt is centred on the first token where the runs part, that token marked in both.
+  EXPECT_THAT(md, HasSubstr("| limit, 3 tokens | \" t1 t2⟦ t3⟧\" | limit, 3 tokens | **\" t1 t2⟦ t9⟧\"** | **"));
   EXPECT_THAT(md, HasSubstr("at new token 3 (steps\\[2\\])** |"));
   EXPECT_THAT(md, HasSubstr("2 comparisons with before: 1 agree, 1 differ."));
   EXPECT_THAT(md, HasSubstr("\\[after\\]")) << "legends use the label";
