@@ -311,8 +311,12 @@ std::string svg_line_chart(const LineChartSpec& spec) {
   const double left = kMarginLeft;
   const double right = width - kMarginRight;
   const auto map_x = [&](double x) { return left + (x - x_min) / (x_max - x_min) * (right - left); };
-  // x ticks: about six, at round step numbers.
-  const double step = nice_ceiling((x_max - x_min) / 6);
+  // x ticks: about six, at round step numbers; whole numbers when every x is one (new tokens:
+  // "1.5" names no token).
+  bool whole_x = true;
+  for (const auto& s : spec.series)
+    for (double x : s.x) whole_x = whole_x && (!std::isfinite(x) || x == std::floor(x));
+  const double step = whole_x ? std::max(1.0, nice_ceiling((x_max - x_min) / 6)) : nice_ceiling((x_max - x_min) / 6);
   for (double t = std::ceil(x_min / step) * step; t <= x_max + 1e-9; t += step) {
     svg.line(map_x(t), axis.bottom, map_x(t), axis.bottom + 4, "#555555", 1);
     svg.text(map_x(t), axis.bottom + 17, format_param(t), "middle");
