@@ -9,6 +9,7 @@
 #include <set>
 
 #include "report/report_section_kit.hpp"
+#include "report/report_text.hpp"
 
 namespace genrepro {
 
@@ -141,14 +142,59 @@ void summarize_cell(GridCell& c, int resamples) {
   }
 }
 
-// "T=1 p=0.9", plus the length, EOS and cache settings where the grid varies them (otherwise two
-// cells could carry one label).
-std::string cell_parameters(const RunRecord& r, bool lengths_vary, bool eos_varies, bool cache_varies) {
-  std::string label = sections::run_label(r, sections::kIgnoreSeed);
-  if (lengths_vary) label += " max=" + std::to_string(r.params.max_new_tokens);
-  if (eos_varies) label += r.params.stop_at_eos ? " eos-stop" : " no-eos-stop";
-  if (cache_varies) label += r.params.use_cache ? " cache" : " no-cache";
-  return label;
+// A cell's parameters as named parts, in a fixed order: what its label may show.
+std::vector<std::pair<std::string, std::string>> parameter_parts(const RunRecord& r) {
+  const SamplingParams& p = r.params.sampling;
+  // Stage initials keep an order short enough for a chart's row label: "T→k→p".
+  std::string order;
+  for (SamplerStage st : p.sampler_order)
+    order += (order.empty() ? "" : "→") + std::string(st == SamplerStage::temperature ? "T" : st == SamplerStage::top_k ? "k" : "p");
+  return {{"T", format_param(p.temperature)},
+          {"k", p.top_k > 0 ? std::to_string(p.top_k) : "off"},
+          {"p", p.top_p < 1 ? format_param(p.top_p) : "off"},
+          {"order", order},
+          {"rule", to_string(p.top_p_rule)},
+          {"rng", to_string(p.rng)},
+          {"max", std::to_string(r.params.max_new_tokens)},
+          {"eos-stop", r.params.stop_at_eos ? "on" : "off"},
+          {"cache", r.params.use_cache ? "on" : "off"}};
+}
+
+// Each cell's label: the parts that differ between the grid's sampled cells ("T=0.7 order=k→T"),
+// so labels are short and never equal; a greedy cell is "greedy"; a grid of one sampled setting
+// names it as the other sections do ("T=1 p=0.9").
+std::vector<std::string> cell_labels(const std::vector<sections::Runs>& groups) {
+  std::vector<std::vector<std::pair<std::string, std::string>>> parts;
+  for (const sections::Runs& g : groups) parts.push_back(parameter_parts(*g[0]));
+  std::vector<bool> varies(parts.empty() ? 0 : parts[0].size(), false);
+  const RunRecord* first_sampled = nullptr;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (!sections::is_sampled(*groups[i][0])) continue;
+    if (!first_sampled) {
+      first_sampled = groups[i][0];
+      continue;
+    }
+    const auto base = parameter_parts(*first_sampled);
+    for (size_t k = 0; k < varies.size(); ++k) varies[k] = varies[k] || parts[i][k].second != base[k].second;
+  }
+  const bool any = std::find(varies.begin(), varies.end(), true) != varies.end();
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const RunRecord& r = *groups[i][0];
+    if (!sections::is_sampled(r)) {
+      labels.push_back(sections::run_label(r, sections::kIgnoreSeed));
+      continue;
+    }
+    if (!any) {
+      labels.push_back(sections::run_label(r, sections::kIgnoreSeed));
+      continue;
+    }
+    std::vector<std::string> shown;
+    for (size_t k = 0; k < varies.size(); ++k)
+      if (varies[k]) shown.push_back(parts[i][k].first + "=" + parts[i][k].second);
+    labels.push_back(sections::join(shown, " "));
+  }
+  return labels;
 }
 
 GridSummary summarize_experiment(const std::string& experiment, const std::string& document, const std::vector<const RunRecord*>& runs,
@@ -163,19 +209,15 @@ GridSummary summarize_experiment(const std::string& experiment, const std::strin
     else ++g.first_prediction_only;
   }
   g.runs = generating.size();
-  std::set<int64_t> lengths;
-  std::set<bool> eos, cache;
-  for (const RunRecord* r : generating) {
-    lengths.insert(r->params.max_new_tokens);
-    eos.insert(r->params.stop_at_eos);
-    cache.insert(r->params.use_cache);
-  }
   SplitMix64 seeds(bootstrap_seed);
-  for (const sections::Runs& group : sections::group_by(generating, sections::kIgnoreSeed)) {
+  const std::vector<sections::Runs> groups = sections::group_by(generating, sections::kIgnoreSeed);
+  const std::vector<std::string> labels = cell_labels(groups);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const sections::Runs& group = groups[i];
     GridCell c;
     c.index = g.cells.size();
     c.prompt = group[0]->prompt;
-    c.parameters = cell_parameters(*group[0], lengths.size() > 1, eos.size() > 1, cache.size() > 1);
+    c.parameters = labels[i];
     c.runs = group;
     c.stream_seed = seeds.next();
     summarize_cell(c, g.resamples);
@@ -325,6 +367,9 @@ OrderedJson grid_summaries_json(const std::vector<GridSummary>& grids) {
                                {"top_k", r.params.sampling.top_k},
                                {"top_p", r.params.sampling.top_p},
                                {"max_new_tokens", r.params.max_new_tokens},
+                               {"sampler_order", stage_names(r.params.sampling.sampler_order)},
+                               {"top_p_rule", to_string(r.params.sampling.top_p_rule)},
+                               {"rng", to_string(r.params.sampling.rng)},
                                {"runs", c.runs.size()},
                                {"seeds", seeds},
                                {"stream_seed", c.stream_seed},
@@ -341,7 +386,8 @@ OrderedJson grid_summaries_json(const std::vector<GridSummary>& grids) {
 
 std::string grid_cells_csv(const std::vector<GridSummary>& grids) {
   std::vector<std::string> header = {"grid", "experiment", "document", "cell", "prompt", "parameters", "mode", "temperature",
-                                     "top_k", "top_p", "max_new_tokens", "runs", "bootstrap_seed", "resamples", "stream_seed"};
+                                     "top_k", "top_p", "max_new_tokens", "sampler_order", "top_p_rule", "rng", "runs",
+                                     "bootstrap_seed", "resamples", "stream_seed"};
   for (const char* f : kCellFigures)
     for (const char* part : {"", "_lo", "_hi", "_n"}) header.push_back(std::string(f) + part);
   header.insert(header.end(), {"stop_step_min", "stop_step_q1", "stop_step_q3", "stop_step_max", "distinct_continuations"});
@@ -352,7 +398,8 @@ std::string grid_cells_csv(const std::vector<GridSummary>& grids) {
       const SamplingParams& s = c.runs[0]->params.sampling;
       std::vector<std::string> row = {std::to_string(gi), g.experiment, g.document, std::to_string(c.index), c.prompt, c.parameters,
                                       to_string(s.mode), number_text(s.temperature), std::to_string(s.top_k), number_text(s.top_p),
-                                      std::to_string(c.runs[0]->params.max_new_tokens), std::to_string(c.runs.size()),
+                                      std::to_string(c.runs[0]->params.max_new_tokens), sections::join(stage_names(s.sampler_order), " "),
+                                      to_string(s.top_p_rule), to_string(s.rng), std::to_string(c.runs.size()),
                                       std::to_string(g.bootstrap_seed), std::to_string(g.resamples), std::to_string(c.stream_seed)};
       for (const Estimate& e : c.figures)
         row.insert(row.end(), {number_text(e.value), number_text(e.lo), number_text(e.hi), std::to_string(e.n)});

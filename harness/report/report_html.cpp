@@ -24,9 +24,9 @@ constexpr const char* kStyle =
     "p.pass,p.fail{font-size:1.45rem;font-weight:700;padding:.55rem .9rem;margin:1rem 0}"
     "p.pass{color:#0b5d27;background:#e3f4e8;border-left:8px solid #1e8e3e}"
     "p.fail{color:#8a0016;background:#ffe6e9;border-left:8px solid #c8102e}"
-    // Run ids and numbers stay on one line; checksums and paths may break anywhere rather than
+    // Run ids stay on one line; checksums and paths may break anywhere rather than
     // widen the page (a 64-digit sha256 made it 1292 px wide in a 1280 px window).
-    "td.id,td.num{white-space:nowrap}"
+    "td.id{white-space:nowrap}"
     "td.hash{font-family:ui-monospace,monospace;font-size:.78rem;overflow-wrap:anywhere;word-break:break-all}"
     "details{margin:.8rem 0}summary{cursor:pointer;font-weight:600}"
     "figure.half{display:inline-block;width:49%;margin:.4rem 0;vertical-align:top}"

@@ -103,6 +103,11 @@ struct Inputs {
 
   // Run-by-run sections fold such runs away: the grid's summaries show them.
   bool in_grid(const RunRecord& r) const { return grid_runs.count(&r) > 0; }
+  bool all_in_grid(const Runs& runs) const {
+    for (const RunRecord* r : runs)
+      if (!in_grid(*r)) return false;
+    return !runs.empty();
+  }
 
   const ReportDocument& document(const RunRecord& r) const { return documents[document_of.at(&r)]; }
   std::string legend(const RunRecord& r) const {

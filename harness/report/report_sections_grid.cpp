@@ -162,9 +162,11 @@ void add_forest_charts(Builder& b, const GridSummary& g, const std::map<std::str
         row.value = e.value;
         row.lo = e.lo;
         row.hi = e.hi;
-        row.value_label = e.n == 0 ? "n/a" : format_fixed(e.value, kStyles[f].decimals) + " [" + format_fixed(e.lo, kStyles[f].decimals) +
-                                                 ", " + format_fixed(e.hi, kStyles[f].decimals) + "]" +
-                                                 (e.n == c->runs.size() ? "" : " n=" + std::to_string(e.n));
+        const int d = kStyles[f].decimals;
+        row.value_label = e.n == 0   ? "n/a"
+                          : e.n == 1 ? format_fixed(e.value, d) + " (1 seed)"
+                                     : format_fixed(e.value, d) + " [" + format_fixed(e.lo, d) + ", " + format_fixed(e.hi, d) + "]" +
+                                           (e.n == c->runs.size() ? "" : " n=" + std::to_string(e.n));
         for (size_t i = 0; i < c->runs.size(); ++i) {
           const RunFigures& r = c->per_run[i];
           const auto opt = [](const std::optional<double>& v) { return v ? *v : std::nan(""); };

@@ -362,10 +362,10 @@ std::string palette_color(size_t i) { return kPalette[i % kPaletteSize]; }
 std::string svg_forest_chart(const ForestChartSpec& spec) {
   // Rows of kRow px: a facet's title, then one per cell; labels left, values right of the plot.
   constexpr double kRow = 18;
-  constexpr double kLabelWidth = 112;
+  constexpr double kLabelWidth = 150;  // "T=0.7 k=40 order=k→T" whole
   constexpr double kValueWidth = 118;
   constexpr double kPad = 6;  // no estimate sits on the y axis: the axis stays visible
-  constexpr size_t kRowLabelChars = 16;
+  constexpr size_t kRowLabelChars = 22;
   const double width = spec.width;
   size_t rows = 0;
   for (const ForestFacet& f : spec.facets) rows += 1 + f.rows.size();
@@ -406,7 +406,7 @@ std::string svg_forest_chart(const ForestChartSpec& spec) {
     y += kRow;
     for (const ForestRow& r : f.rows) {
       const double mid = y + kRow / 2;
-      svg.text(left - 6, mid + 4, r.label, "end", "", kRowLabelChars);
+      svg.text(left - 6, mid + 4, r.label, "end", "font-size=\"11\"", kRowLabelChars);  // 11 px: 22 characters fit
       for (size_t k = 0; k < r.points.size(); ++k) {
         if (!std::isfinite(r.points[k])) continue;
         const double jitter = (static_cast<double>(k % 5) - 2) * 1.6;  // fixed, so the bytes stay the same

@@ -148,9 +148,10 @@ TEST(GridSummary, ThePageTheCsvAndTheFold) {
   EXPECT_THAT(md, HasSubstr("<details>\n<summary>All 5 runs of &quot;grid&quot;, one by one</summary>"));
   EXPECT_LT(md.find("## Grid summaries"), md.find("## Greedy decoding")) << "the summaries come before the run-by-run sections";
   const std::string csv = content("grid-cells.csv");
-  EXPECT_THAT(csv, HasSubstr("grid,experiment,document,cell,prompt,parameters,mode,temperature,top_k,top_p,max_new_tokens,runs,"
-                             "bootstrap_seed,resamples,stream_seed,eos_rate,eos_rate_lo,eos_rate_hi,eos_rate_n,"));
-  EXPECT_THAT(csv, HasSubstr("\r\n0,grid,,0,the river bank was,T=1 p=0.9,sample,1,0,0.90000000000000002,3,5,24,1000,"));
+  EXPECT_THAT(csv, HasSubstr("grid,experiment,document,cell,prompt,parameters,mode,temperature,top_k,top_p,max_new_tokens,"
+                             "sampler_order,top_p_rule,rng,runs,bootstrap_seed,resamples,stream_seed,eos_rate,eos_rate_lo,eos_rate_hi,eos_rate_n,"));
+  EXPECT_THAT(csv, HasSubstr("\r\n0,grid,,0,the river bank was,T=1 p=0.9,sample,1,0,0.90000000000000002,3,temperature top_k top_p,article,torch,5,24,"
+                             "1000,"));
   EXPECT_THAT(content("grid-kept-per-step.csv"), HasSubstr("\r\n0,0,1,5,8,6,10,"));
   EXPECT_THAT(content("grid-1-eos.svg"), HasSubstr("<title>EOS rate</title>"));
   EXPECT_THAT(content("report.html"), HasSubstr("<figure class=\"half\">"));
