@@ -1,5 +1,4 @@
-// genrepro report EVIDENCE... [--out DIR] [--golden DIR] [--label NAME]... [--article FACTS]
-//                            [--json] [--bootstrap-seed UINT64]:
+// genrepro report EVIDENCE... [--out DIR] [--golden DIR] [--label NAME]... [--article FACTS] [--json]:
 // the article's tables and charts rebuilt from evidence, opened (with --golden) by the verdict
 // against the golden, with the evidence files side by side when they share runs, (with
 // --article) the article's published numbers beside the evidence's, and a summary per
@@ -26,7 +25,6 @@ struct ReportCliOptions {
   std::vector<std::string> labels;
   std::string article;
   bool json = false;
-  uint64_t bootstrap_seed = kDefaultBootstrapSeed;
 };
 
 std::vector<ReportDocument> read_documents(const ReportCliOptions& opt) {
@@ -56,7 +54,6 @@ int run_report(const ReportCliOptions& opt, Console& io) {
   // After every input was read: a refused input is then the one line on stderr.
   for (std::size_t i = 0; i < documents.size(); ++i) print_unchecked_texts(opt.evidence[i], documents[i].evidence, io.err);
   print_unchecked_texts(options.golden, io.err);
-  options.bootstrap_seed = opt.bootstrap_seed;
   const std::vector<GridSummary> grids = summarize_grids(documents, options.bootstrap_seed);
   const std::vector<std::string> written = write_report(render_report(documents, options, grids), opt.out);
   if (!opt.json) {
@@ -65,7 +62,7 @@ int run_report(const ReportCliOptions& opt, Console& io) {
   }
   // --json: the files written and every grid summary's numbers (the CSV files' numbers, the same
   // computation), one JSON document on stdout.
-  OrderedJson j = {{"files", written}, {"bootstrap_seed", opt.bootstrap_seed}, {"grids", grid_summaries_json(grids)}};
+  OrderedJson j = {{"files", written}, {"bootstrap_seed", options.bootstrap_seed}, {"grids", grid_summaries_json(grids)}};
   io.out << j.dump(2) << "\n";
   return 0;
 }
@@ -88,9 +85,6 @@ void setup_report(CLI::App& app, VerbContext& ctx) {
                   "the article's facts (golden/article/article-facts.json): its numbers beside the evidence's");
   sub->add_flag("--json", opt->json,
                  "print the files written and the grid summaries' numbers (the CSV files' figures) as one JSON document");
-  sub->add_option("--bootstrap-seed", opt->bootstrap_seed,
-                  "seed of the grid summaries' bootstrap intervals (splitmix64; recorded in the report, CSV and JSON)")
-      ->capture_default_str();  // CLI11's UINT type name: read_numbers_as_decimal checks the text
   on_verb(*sub, ctx, [opt, &ctx] { ctx.exit_code = run_report(*opt, ctx.io); });
 }
 

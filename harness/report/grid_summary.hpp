@@ -17,7 +17,8 @@
 
 namespace genrepro {
 
-// The bootstrap's defaults, recorded in every summary (report --bootstrap-seed moves the seed).
+// The bootstrap's seed, recorded in every summary (ReportOptions::bootstrap_seed moves it; the
+// command line has no flag for it yet).
 inline constexpr uint64_t kDefaultBootstrapSeed = 24;
 // 1,000 resamples put the 2.5 % and 97.5 % quantiles 25 draws from the ends: stable to about a
 // tenth of the interval's width for the seed counts grids have (5 to 100 per cell).

@@ -194,7 +194,7 @@ void add_grid_summaries(const Inputs& in, Builder& b) {
   b.paragraph("Each experiment grid aggregated over its seeds, per cell: one prompt and one set of every other parameter value. "
               "Every figure has a 95 % bootstrap interval (percentile, " + format_count(kBootstrapResamples) +
               " resamples of the cell's seeds, splitmix64 seeded with " + std::to_string(in.grids[0].bootstrap_seed) +
-              ", report --bootstrap-seed) and the number of seeds it rests on. Each parameter value keeps its colour in every chart. "
+              ") and the number of seeds it rests on. Each parameter value keeps its colour in every chart. "
               "The same numbers: grid-cells.csv, grid-kept-per-step.csv and report --json (docs/report.md).");
   for (size_t gi = 0; gi < in.grids.size(); ++gi) {
     const GridSummary& g = in.grids[gi];
