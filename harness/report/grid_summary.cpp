@@ -306,7 +306,9 @@ RunFigures run_figures(const RunRecord& r) {
     sum += s.prob_t1;
     ++picked;
   }
-  if (picked) f.chosen_prob = sum / static_cast<double>(picked);
+  // A NaN or infinite probability in the evidence leaves the figure undefined for this run, so
+  // its n counts only the runs its mean rests on.
+  if (picked && std::isfinite(sum)) f.chosen_prob = sum / static_cast<double>(picked);
   return f;
 }
 

@@ -14,6 +14,8 @@ namespace {
 
 // Enough of a continuation to see where two runs part; the A/B table is not the place for all of it.
 constexpr std::size_t kContinuationBytes = 48;
+// An A/B table with more rows than this shows only the differing ones, the whole table folded.
+constexpr std::size_t kMaxUnfoldedAbRows = 12;
 // Tokens an A/B excerpt shows on each side of the first token where the runs part.
 constexpr std::size_t kExcerptTokens = 6;
 // Environment paths listed in a verdict's note; the rest are counted.
@@ -297,7 +299,25 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
   }
   out.push_back(block(ReportBlock::Kind::paragraph, std::to_string(compared) + " comparisons with " + first + ": " +
                                                         std::to_string(compared - differ) + " agree, " + std::to_string(differ) + " differ."));
+  if (t.rows.size() <= kMaxUnfoldedAbRows) {
+    out.push_back(table_block(std::move(t)));
+    return;
+  }
+  // Many runs (a grid): the rows with a difference stay in view, every row is folded below them.
+  ReportTable differing = t;
+  differing.rows.clear();
+  differing.links.clear();
+  differing.marked.clear();
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    if (std::find(t.marked[r].begin(), t.marked[r].end(), true) == t.marked[r].end()) continue;
+    differing.rows.push_back(t.rows[r]);
+    differing.links.push_back(t.links[r]);
+    differing.marked.push_back(t.marked[r]);
+  }
+  if (!differing.rows.empty()) out.push_back(table_block(std::move(differing)));
+  out.push_back(block(ReportBlock::Kind::fold_begin, "All " + std::to_string(t.rows.size()) + " runs side by side"));
   out.push_back(table_block(std::move(t)));
+  out.push_back(block(ReportBlock::Kind::fold_end, ""));
 }
 
 void add_article_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {

@@ -202,6 +202,24 @@ TEST(ReportAB, TwoLabelledFilesSideBySideWithTheDifferenceHighlighted) {
   EXPECT_THAT(file(files, "report.html").content, HasSubstr("<td class=\"diff\">"));
 }
 
+// A grid's A/B: 13 runs, one of them changed. Only the changed row is in view; all 13 are folded.
+TEST(ReportAB, ManyRunsShowTheDifferingRowsAndFoldTheRest) {
+  std::vector<RunRecord> before, after;
+  for (int i = 0; i < 13; ++i) {
+    const std::string id = "x/r" + std::to_string(i);
+    before.push_back(sampled(id, "x", 1, 2, 3));
+    after.push_back(sampled(id, "x", 1, 2, i == 7 ? 9 : 3));
+  }
+  const std::string md = file(render_report({doc("a.json", before, "before"), doc("b.json", after, "after")}), "report.md").content;
+  const std::size_t fold = md.find("<details>\n<summary>All 13 runs side by side</summary>");
+  ASSERT_NE(fold, std::string::npos) << md;
+  const std::size_t changed = md.find("| [x/r7](#experiment-x) |");
+  EXPECT_LT(changed, fold) << "the differing run is in view, above the fold";
+  EXPECT_LT(md.find("| [x/r0](#experiment-x) |"), md.find("</details>"));
+  EXPECT_GT(md.find("| [x/r0](#experiment-x) |"), fold) << "an agreeing run is only in the folded table";
+  EXPECT_NE(md.find("| [x/r7](#experiment-x) |", fold), std::string::npos) << "the folded table holds every run";
+}
+
 TEST(ReportAB, ShardsWithoutSharedRunsArePooledNotCompared) {
   const std::vector<ReportFile> files =
       render_report({doc("s1.json", {sampled("x/a", "x", 1, 2, 3)}), doc("s2.json", {sampled("x/b", "x", 1, 2, 3)})});
