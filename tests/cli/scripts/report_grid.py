@@ -386,6 +386,7 @@ def main():
     ap.add_argument("--article", help="golden/article/article-facts.json (screenshot)")
     ap.add_argument("--keep", help="copy the screenshot here")
     a = ap.parse_args()
+    a.work = os.path.abspath(a.work)  # Chromium opens file:// URLs, which need absolute paths
     {"make": make, "figures": figures, "screenshot": screenshot}[a.step](a)
 
 
