@@ -220,11 +220,6 @@ std::string experiment_heading(const std::string& experiment) {
 void add_verdict_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {
   if (options.golden.empty()) return;
   out.push_back(block(ReportBlock::Kind::heading, "Verdict against the golden"));
-  out.push_back(block(ReportBlock::Kind::paragraph,
-                      "Each run compared with the golden in " + quoted_token(options.golden_name) +
-                          " by genrepro diff's rules (docs/diff.md): the verdict, the first new token that differs (counted "
-                          "from 1, with its index in steps[]), both tokens with their probabilities. Each run links to its "
-                          "experiment below."));
   for (const ReportDocument& doc : documents) {
     const EvidenceDiff d = diff_evidence(options.golden, EvidenceFile{doc.name, doc.evidence}, {});
     const std::string who = documents.size() > 1 ? doc.shown() + ": " : std::string();
@@ -241,6 +236,12 @@ void add_verdict_section(const std::vector<ReportDocument>& documents, const Rep
     }
     add_environment_note(d, out);
   }
+  // How to read it, after the verdict: the PASS or FAIL line is the first thing under the heading.
+  out.push_back(block(ReportBlock::Kind::paragraph,
+                      "Each run compared with the golden in " + quoted_token(options.golden_name) +
+                          " by genrepro diff's rules (docs/diff.md): the verdict, the first new token that differs (counted "
+                          "from 1, with its index in steps[]), both tokens with their probabilities. Each run links to its "
+                          "experiment below."));
 }
 
 void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<ReportBlock>& out) {

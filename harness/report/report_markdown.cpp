@@ -69,8 +69,8 @@ std::string render_markdown(const ReportContent& report) {
       case ReportBlock::Kind::note:
         out << "> " << inline_text(b.text) << "\n";
         break;
-      case ReportBlock::Kind::banner:
-        out << "> **" << inline_text(b.text) << "**\n";
+      case ReportBlock::Kind::banner:  // a notice (the fixture), not an alarm: failures are verdict_fail
+        out << "> **Notice:** " << inline_text(b.text) << "\n";
         break;
       case ReportBlock::Kind::verdict_pass:
         out << "**✅ " << inline_text(b.text) << "**\n";  // not a heading: it would shift GitHub's anchors
