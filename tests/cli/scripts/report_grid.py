@@ -15,7 +15,8 @@ evidence.json alone, and its page rendered in headless Chromium.
             Chromium at 1280 px: the page is not wider than the window (the sha256 column once
             made it 1292 px), the grid's summaries fit in MAX_SUMMARY_SCREENS screens, every chart
             there lies inside the page with ink on both axes, the per-run listings are folded,
-            and each per-figure chart draws one dot per run (none cut). Exit 77 without Chromium
+            and each per-figure chart draws one dot per run (none cut); the last two checks are
+            shown to fail on a page without <details> and a chart with one dot changed. Exit 77 without Chromium
             or python3-pil, except with CI=true.
 """
 import argparse
@@ -315,6 +316,15 @@ def figures(a):
 
 # ---- the page ----
 
+def folded(page_html):
+    return re.search(r"<details>\s*<summary>All 300 runs of &quot;grid300&quot;, one by one</summary>", page_html) is not None
+
+
+def run_dots(svg):
+    """The runs a forest chart draws: its small dots (report_svg.cpp, fill-opacity 0.35)."""
+    return len(re.findall(r'<circle [^>]*fill-opacity="0\.35"', svg))
+
+
 def screenshot(a):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import report_screenshot as shot  # the Chromium runner, geometry script and pixel checks
@@ -362,17 +372,22 @@ def screenshot(a):
             problem = shot.axis_problem(img, line)
             if problem:
                 fail("chart %r: %s" % (chart["title"], problem))
-    # The run-by-run listings are folded: the rendered DOM has them inside <details> elements.
+    # The run-by-run listings are folded: the page has them inside <details> elements.
     html_text = open(page, encoding="utf-8").read()
-    listing = re.search(r"<details>\s*<summary>All 300 runs of &quot;grid300&quot;, one by one</summary>", html_text)
-    if not listing:
+    if not folded(html_text):
         fail("the per-run list of grid300 is not folded into a <details> element")
+    if folded(html_text.replace("<details>", "<div>")):
+        fail("control: the fold check passes a page without <details>")
     # Every run drawn: each per-figure chart (these figures are defined for every run) has one dot per run.
+    runs = len(SEEDS) * len(PROMPTS) * len(TEMPERATURES)
     for stem in ("eos", "stop", "unique", "repeat", "chosen-p"):
         with open(os.path.join(out, "grid-1-%s.svg" % stem), encoding="utf-8") as f:
-            dots = len(re.findall(r'<circle [^>]*fill-opacity="0\.35"', f.read()))
-        if dots != len(SEEDS) * len(PROMPTS) * len(TEMPERATURES):
-            fail("grid-1-%s.svg draws %d runs, the grid has %d" % (stem, dots, len(SEEDS) * len(PROMPTS) * len(TEMPERATURES)))
+            svg = f.read()
+        if run_dots(svg) != runs:
+            fail("grid-1-%s.svg draws %d runs, the grid has %d" % (stem, run_dots(svg), runs))
+        cut = svg.replace('fill-opacity="0.35"', 'fill-opacity="0.36"', 1)
+        if run_dots(cut) == runs:
+            fail("control: the dot count does not notice a run left out of grid-1-%s.svg" % stem)
     print("page %dx%d: the grid's summaries take %d px (%.1f screens of %d), %d charts with both axes; every run drawn"
           % (geometry["width"], geometry["height"], bottom - top, (bottom - top) / float(SCREEN), SCREEN, len(charts)))
 
