@@ -8,7 +8,7 @@ evidence.json alone, and its page rendered in headless Chromium.
             and grid-kept-per-step.csv equals the JSON's, and both equal this script's own
             computation from evidence.json (its own cells, per-run figures, quantiles, splitmix64
             and bootstrap, written from docs/report.md, importing nothing of genrepro's); every run
-            is in exactly one cell. Control: the same computation with bootstrap seed 25 instead of
+            is in exactly one cell; each per-figure chart's labels are the CSV's numbers. Control: the same computation with bootstrap seed 25 instead of
             the recorded 24 gives other intervals, so the comparison can fail and the recorded
             seed is the one the report used.
   screenshot the report (with --article, so the article's nucleus sizes are drawn) in headless
@@ -301,10 +301,35 @@ def check(a, evidence):
     return j
 
 
+# Each per-figure chart, the CSV name of its figure and the decimals its labels print.
+CHARTS = [("eos", "eos_rate", 2), ("stop", "stop_step_median", 1), ("unique", "unique_share", 2), ("repeat", "longest_repeat", 1), ("ngram", "repeated_4gram_rate", 2),
+          ("distinct1", "distinct_1", 2), ("distinct2", "distinct_2", 2), ("chosen-p", "chosen_prob", 2)]
+
+
+def check_charts(out):
+    """The charts say what the CSV says: each forest chart's value labels, row by row (cells in CSV
+    order, facets by prompt in order of appearance, as the CSV lists them here), are the CSV's value
+    and interval printed with the chart's decimals."""
+    rows = read_csv(os.path.join(out, "grid-cells.csv"))
+    for stem, name, decimals in CHARTS:
+        with open(os.path.join(out, "grid-1-%s.svg" % stem), encoding="utf-8") as f:
+            labels = re.findall(r">(-?[0-9.]+ \[-?[0-9.]+, -?[0-9.]+\]|-?[0-9.]+ \(1 seed\)|n/a)(?: n=[0-9]+)?</text>", f.read())
+        expected = []
+        for r in rows:
+            if r[name] == "":
+                expected.append("n/a")
+            else:
+                fmt = lambda v: "%.*f" % (decimals, float(v))
+                expected.append("%s [%s, %s]" % (fmt(r[name]), fmt(r[name + "_lo"]), fmt(r[name + "_hi"])))
+        same("grid-1-%s.svg value labels" % stem, expected, labels)
+
+
 def figures(a):
     with open(os.path.join(a.work, "evidence.json"), encoding="utf-8") as f:
         evidence = json.load(f)
     j = check(a, evidence)
+    check_charts(os.path.join(a.work, "figures"))
+    print("the %d per-figure charts label every cell with the CSV's value and interval" % len(CHARTS))
     other = summarize(evidence, DEFAULT_BOOTSTRAP_SEED + 1)
     theirs = [(f, c["figures"][f]["lo"], c["figures"][f]["hi"]) for c in j["grids"][0]["cells"] for f in FIGURES]
     mine = [(f, c["figures"][f]["lo"], c["figures"][f]["hi"]) for c in other for f in FIGURES]
