@@ -1,7 +1,7 @@
 # The report of an experiment grid (issue 24; tests/cli/scripts/report_grid.py): one 300-run grid
 # (2 prompts x 3 temperatures x 50 seeds, 3 new tokens) made once on the tiny fixture and read by
-# two entries: its summaries' numbers in the CSV files and in `report --json` against a Python
-# recomputation from evidence.json (figures), and its page in headless Chromium (screenshot:
+# two entries: its summaries' numbers in the CSV files, in `report --json` and on the charts
+# against a Python recomputation from evidence.json (figures), and its page in headless Chromium (screenshot:
 # skipped with exit 77 without Chromium or python3-pil, except with CI=true).
 set(_report_grid_work ${CMAKE_BINARY_DIR}/report-grid)
 set(_report_grid ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/scripts/report_grid.py)
