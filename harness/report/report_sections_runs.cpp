@@ -141,6 +141,10 @@ void add_step_charts(const Inputs& in, Builder& b) {
     if (stepped.empty()) return;
   }
   const Runs sampled = select(stepped, is_sampled);
+  // With several prompts a legend names the prompt too: "T=1 seed=1" alone names a run in each.
+  std::set<std::string> prompts;
+  for (const RunRecord* r : stepped) prompts.insert(r->prompt);
+  const auto label = [&](const RunRecord& r) { return prompts.size() > 1 ? in.legend(r) + " " + quoted_token(r.prompt) : in.legend(r); };
   if (stepped.empty()) {
     b.note("Not in this evidence: no run with more than one recorded step.");
     return;
@@ -162,7 +166,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
     kept.log_y = true;
     for (const RunRecord* r : capped(sampled, "Kept-set chart")) {
       LineSeries s;
-      s.label = in.legend(*r);
+      s.label = label(*r);
       for (const StepRecord& st : r->result.steps) {
         s.x.push_back(static_cast<double>(st.step + 1));
         s.y.push_back(static_cast<double>(st.kept));
@@ -181,7 +185,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
   prob.y_max = 1;
   for (const RunRecord* r : capped(stepped, "Chosen-token chart")) {
     LineSeries s;
-    s.label = in.legend(*r);
+    s.label = label(*r);
     s.emphasized = is_greedy(*r);
     for (const StepRecord& st : r->result.steps) {
       s.x.push_back(static_cast<double>(st.step + 1));

@@ -275,6 +275,18 @@ TEST(ReportCharts, ManyRunsBecomePanelsOnOneAxis) {
   EXPECT_THROW(file(files, "kept-per-step-4.svg"), std::runtime_error);
 }
 
+// Issue 24: one label ("T=1 p=0.9 seed=42") named different runs in two panels; with two prompts
+// each legend names its run's prompt.
+TEST(ReportCharts, LegendsNameThePromptWhenThereAreSeveral) {
+  RunRecord other = sampled("x/b", "x", 1, 2, 3);
+  other.prompt = "once upon a time";
+  const std::vector<ReportFile> files = render_report({doc("e.json", {sampled("x/a", "x", 1, 2, 3), other})});
+  EXPECT_THAT(file(files, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42 &quot;once upon a time&quot;</text>"));
+  EXPECT_THAT(file(files, "chosen-token-probability.svg").content, HasSubstr(">T=1 p=0.9 seed=42 &quot;the river bank was&quot;</text>"));
+  const std::vector<ReportFile> one = render_report({doc("e.json", {sampled("x/a", "x", 1, 2, 3)})});
+  EXPECT_THAT(file(one, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42</text>")) << "one prompt: no need to name it";
+}
+
 TEST(ReportCharts, LongLegendLabelsAreNotCut) {
   LineChartSpec chart;
   const std::string label = "T=1 p=0.9 seed=43 order=temperature→top_p→top_k [after-the-change]";
