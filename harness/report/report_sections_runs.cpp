@@ -145,6 +145,16 @@ void add_step_charts(const Inputs& in, Builder& b) {
   std::set<std::string> prompts;
   for (const RunRecord* r : stepped) prompts.insert(r->prompt);
   const auto label = [&](const RunRecord& r) { return prompts.size() > 1 ? in.legend(r) + " " + quoted_token(r.prompt) : in.legend(r); };
+  // A run keeps one colour in both charts (and every panel): its position among the stepped runs.
+  std::map<const RunRecord*, size_t> position;
+  for (const RunRecord* r : stepped) position.emplace(r, position.size());
+  const auto styled = [&](const RunRecord& r) {
+    LineSeries s;
+    s.label = label(r);
+    s.color = palette_color(position.at(&r));
+    s.dash = palette_dash(position.at(&r));
+    return s;
+  };
   if (stepped.empty()) {
     b.note("Not in this evidence: no run with more than one recorded step.");
     return;
@@ -165,8 +175,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
     kept.y_label = "tokens kept (log scale)";
     kept.log_y = true;
     for (const RunRecord* r : capped(sampled, "Kept-set chart")) {
-      LineSeries s;
-      s.label = label(*r);
+      LineSeries s = styled(*r);
       for (const StepRecord& st : r->result.steps) {
         s.x.push_back(static_cast<double>(st.step + 1));
         s.y.push_back(static_cast<double>(st.kept));
@@ -184,8 +193,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
   prob.y_min = 0;
   prob.y_max = 1;
   for (const RunRecord* r : capped(stepped, "Chosen-token chart")) {
-    LineSeries s;
-    s.label = label(*r);
+    LineSeries s = styled(*r);
     s.emphasized = is_greedy(*r);
     for (const StepRecord& st : r->result.steps) {
       s.x.push_back(static_cast<double>(st.step + 1));

@@ -337,7 +337,7 @@ std::string svg_line_chart(const LineChartSpec& spec) {
   for (size_t i = 0; i < spec.series.size(); ++i) {
     const auto& s = spec.series[i];
     const std::string color = s.color.empty() ? kPalette[i % kPaletteSize] : s.color;
-    const std::string dash = s.color.empty() ? kDashes[(i / kPaletteSize) % kDashCount] : "";
+    const std::string dash = s.color.empty() ? kDashes[(i / kPaletteSize) % kDashCount] : s.dash;
     std::vector<std::pair<double, double>> pts;
     for (size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
       if (std::isfinite(s.x[k]) && std::isfinite(s.y[k])) pts.emplace_back(map_x(s.x[k]), axis.map(s.y[k]));
@@ -358,6 +358,7 @@ std::string svg_line_chart(const LineChartSpec& spec) {
 }
 
 std::string palette_color(size_t i) { return kPalette[i % kPaletteSize]; }
+std::string palette_dash(size_t i) { return kDashes[(i / kPaletteSize) % kDashCount]; }
 
 std::string svg_forest_chart(const ForestChartSpec& spec) {
   // Rows of kRow px: a facet's title, then one per cell; labels left, values right of the plot.

@@ -33,7 +33,8 @@ struct LineSeries {
   std::vector<double> x;
   std::vector<double> y;
   bool emphasized = false;  // drawn thicker (e.g. greedy among sampled runs)
-  std::string color;        // "#rrggbb"; empty: the palette's colour for the series' position
+  std::string color;        // "#rrggbb"; empty: the palette's colour (and dash) for the series' position
+  std::string dash;         // with `color`: an SVG stroke-dasharray ("" solid), see palette_dash
   // When both are as long as x: a translucent band from band_lo to band_hi (an interquartile range).
   std::vector<double> band_lo;
   std::vector<double> band_hi;
@@ -98,5 +99,7 @@ std::string svg_forest_chart(const ForestChartSpec& spec);
 // The palette's colour for position i (Okabe–Ito, then repeating): fixed per parameter value by
 // whoever numbers the values.
 std::string palette_color(size_t i);
+// The dash pattern that tells position i from i + 8 (the palette repeats after eight colours).
+std::string palette_dash(size_t i);
 
 }  // namespace genrepro

@@ -287,6 +287,25 @@ TEST(ReportCharts, LegendsNameThePromptWhenThereAreSeveral) {
   EXPECT_THAT(file(one, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42</text>")) << "one prompt: no need to name it";
 }
 
+// Issue 24: "a seed's colour changes from chart to chart". A greedy run first, then a sampled one:
+// the sampled run is the kept-set chart's first series and the probability chart's second, in
+// the same colour in both.
+TEST(ReportCharts, ARunKeepsItsColourInEveryChart) {
+  RunRecord greedy = test::make_run("x/g", DecodeMode::greedy, test::greedy_steps(), "x");
+  const std::vector<ReportFile> files = render_report({doc("e.json", {greedy, sampled("x/s", "x", 1, 2, 3)})});
+  const std::string colour = palette_color(1);
+  const auto first_line = [](const std::string& svg) {
+    const std::size_t at = svg.find("<polyline");
+    return at == std::string::npos ? std::string() : svg.substr(at, svg.find("/>", at) - at);
+  };
+  EXPECT_THAT(first_line(file(files, "kept-per-step.svg").content), HasSubstr("stroke=\"" + colour + "\""));
+  const std::string& prob = file(files, "chosen-token-probability.svg").content;
+  const std::size_t second = prob.find("<polyline", prob.find("<polyline") + 1);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_THAT(prob.substr(second, prob.find("/>", second) - second), HasSubstr("stroke=\"" + colour + "\""));
+  EXPECT_THAT(first_line(prob), HasSubstr("stroke=\"" + palette_color(0) + "\""));
+}
+
 TEST(ReportCharts, LongLegendLabelsAreNotCut) {
   LineChartSpec chart;
   const std::string label = "T=1 p=0.9 seed=43 order=temperature→top_p→top_k [after-the-change]";
