@@ -1,7 +1,8 @@
-// genrepro report EVIDENCE... [--out DIR] [--golden DIR] [--label NAME]... [--article FACTS]:
+// genrepro report EVIDENCE... [--out DIR] [--golden DIR] [--label NAME]... [--article FACTS] [--json]:
 // the article's tables and charts rebuilt from evidence, opened (with --golden) by the verdict
-// against the golden, with the evidence files side by side when they share runs, and (with
-// --article) the article's published numbers beside the evidence's.
+// against the golden, with the evidence files side by side when they share runs, (with
+// --article) the article's published numbers beside the evidence's, and a summary per
+// experiment grid (also as CSV files, and on stdout with --json).
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "golden/article_check.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
+#include "util/json_text.hpp"
 
 namespace genrepro::cli {
 
@@ -22,6 +24,7 @@ struct ReportCliOptions {
   std::string golden;
   std::vector<std::string> labels;
   std::string article;
+  bool json = false;
 };
 
 std::vector<ReportDocument> read_documents(const ReportCliOptions& opt) {
@@ -51,7 +54,16 @@ int run_report(const ReportCliOptions& opt, Console& io) {
   // After every input was read: a refused input is then the one line on stderr.
   for (std::size_t i = 0; i < documents.size(); ++i) print_unchecked_texts(opt.evidence[i], documents[i].evidence, io.err);
   print_unchecked_texts(options.golden, io.err);
-  for (const std::string& path : write_report(render_report(documents, options), opt.out)) io.out << path << "\n";
+  const std::vector<GridSummary> grids = summarize_grids(documents, options.bootstrap_seed);
+  const std::vector<std::string> written = write_report(render_report(documents, options, grids), opt.out);
+  if (!opt.json) {
+    for (const std::string& path : written) io.out << path << "\n";
+    return 0;
+  }
+  // --json: the files written and every grid summary's numbers (the CSV files' numbers, the same
+  // computation), one JSON document on stdout.
+  OrderedJson j = {{"files", written}, {"bootstrap_seed", options.bootstrap_seed}, {"grids", grid_summaries_json(grids)}};
+  io.out << j.dump(2) << "\n";
   return 0;
 }
 
@@ -71,6 +83,8 @@ void setup_report(CLI::App& app, VerbContext& ctx) {
       ->allow_extra_args(false);
   sub->add_option("--article", opt->article,
                   "the article's facts (golden/article/article-facts.json): its numbers beside the evidence's");
+  sub->add_flag("--json", opt->json,
+                 "print the files written and the grid summaries' numbers (the CSV files' figures) as one JSON document");
   on_verb(*sub, ctx, [opt, &ctx] { ctx.exit_code = run_report(*opt, ctx.io); });
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
+#include "report/grid_summary.hpp"
 #include "report/report_document.hpp"
 #include "report/report_evidence.hpp"
 
@@ -30,15 +31,24 @@ struct ReportOptions {
   // numbers then stand beside the evidence's (nucleus sizes) and a section checks every fact.
   std::optional<OrderedJson> article_facts;
   std::string article_name;
+  // The seed of the grid summaries' bootstrap (grid_summary.hpp), recorded beside every interval.
+  uint64_t bootstrap_seed = kDefaultBootstrapSeed;
 };
 
 // The report's sections as blocks (report_sections.cpp), headings with their anchors.
 // Documents are read in the order given; with two or more that share run ids, an A/B section
 // compares them side by side.
 ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options = {});
+// The same with the grid summaries already made (summarize_grids with options.bootstrap_seed), so
+// the page, the CSV files and report --json show one computation.
+ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options,
+                                   const std::vector<GridSummary>& grids);
 
-// Every file of the report directory, in a fixed order: report.md, report.html, then the SVGs.
+// Every file of the report directory, in a fixed order: report.md, report.html, the SVGs, then,
+// when the evidence holds a grid, grid-cells.csv and grid-kept-per-step.csv (the summaries' numbers).
 std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents, const ReportOptions& options = {});
+std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documents, const ReportOptions& options,
+                                      const std::vector<GridSummary>& grids);
 
 // Writes the files into out_dir (created if missing), each atomically (harness/util/atomic_file.hpp:
 // a temporary file in the same directory, fsync, rename), so a reader never sees half a file.

@@ -14,6 +14,10 @@ namespace {
 
 // Enough of a continuation to see where two runs part; the A/B table is not the place for all of it.
 constexpr std::size_t kContinuationBytes = 48;
+// An A/B table with more rows than this shows only the differing ones, the whole table folded.
+constexpr std::size_t kMaxUnfoldedAbRows = 12;
+// Tokens an A/B excerpt shows on each side of the first token where the runs part.
+constexpr std::size_t kExcerptTokens = 6;
 // Environment paths listed in a verdict's note; the rest are counted.
 constexpr std::size_t kMaxListedEnvironment = 6;
 
@@ -59,9 +63,15 @@ std::string experiment_of(const std::string& id, const Evidence& evidence, const
   return "";
 }
 
+// The first new token with any difference: the one diff's reason ("why") names too, so the two
+// columns never number differently; where the tokens part later, that is said beside it.
 std::string first_difference(const RunDiff& r) {
+  if (r.first_difference_step) {
+    std::string s = new_token_label(*r.first_difference_step);
+    if (r.divergence && r.divergence->step != *r.first_difference_step) s += "; the tokens part at " + new_token_label(r.divergence->step);
+    return s;
+  }
   if (r.divergence) return new_token_label(r.divergence->step);
-  if (r.first_difference_step) return new_token_label(*r.first_difference_step);
   return "run-level (text, stop or parameters)";
 }
 
@@ -85,13 +95,22 @@ void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const R
   out.push_back(table_block(std::move(t)));
 }
 
+// One line (how many fields, the first few paths), the values folded away: CPU flags alone can be
+// twenty lines, and they are likely causes, never failures.
 void add_environment_note(const EvidenceDiff& d, std::vector<ReportBlock>& out) {
   if (d.environment.empty()) return;
-  std::string list;
-  for (std::size_t i = 0; i < d.environment.size() && i < kMaxListedEnvironment; ++i)
-    list += (i ? "; " : "") + d.environment[i].path + " " + show_json(d.environment[i].golden) + " -> " + show_json(d.environment[i].current);
-  if (d.environment.size() > kMaxListedEnvironment) list += "; and " + std::to_string(d.environment.size() - kMaxListedEnvironment) + " more";
-  out.push_back(block(ReportBlock::Kind::note, "The environment differs from the golden's (likely causes, never failures): " + list + "."));
+  std::string paths;
+  for (std::size_t i = 0; i < d.environment.size() && i < kMaxListedEnvironment; ++i) paths += (i ? ", " : "") + d.environment[i].path;
+  if (d.environment.size() > kMaxListedEnvironment) paths += ", ...";
+  out.push_back(block(ReportBlock::Kind::note, "The environment differs from the golden's in " + std::to_string(d.environment.size()) +
+                                                   " field(s) (likely causes, never failures): " + paths + "."));
+  out.push_back(block(ReportBlock::Kind::fold_begin, "Environment differences, field by field (" + std::to_string(d.environment.size()) + ")"));
+  ReportTable t;
+  t.header = {"field", "golden", "this evidence"};
+  t.numeric = {false, false, false};
+  for (const ValueDifference& v : d.environment) add_row(t, {v.path, show_json(v.golden), show_json(v.current)});
+  out.push_back(table_block(std::move(t)));
+  out.push_back(block(ReportBlock::Kind::fold_end, ""));
 }
 
 std::string short_stop(const RunRecord& r) {
@@ -110,6 +129,43 @@ std::string continuation_start(const RunRecord& r) {
   std::size_t cut = kContinuationBytes;
   while (cut > 0 && (static_cast<unsigned char>(c[cut]) & 0xC0) == 0x80) --cut;  // whole UTF-8 characters
   return quoted_token(c.substr(0, cut)) + "…";
+}
+
+// An excerpt of r's new tokens around new token k + 1 (k 0-based, the first position where the
+// files' runs part): kExcerptTokens before it and after it, every token that differs from
+// `other` at its position marked ⟦like this⟧, so the excerpt shows the difference itself, not a
+// start both runs share.
+std::string excerpt_at(const RunRecord& r, const std::vector<const RunRecord*>& others, std::size_t k) {
+  const auto& steps = r.result.steps;
+  const auto& ids = r.result.output_ids;
+  const std::size_t from = k > kExcerptTokens ? k - kExcerptTokens : 0;
+  const std::size_t to = std::min(ids.size(), k + kExcerptTokens + 1);
+  std::string text;
+  for (std::size_t i = from; i < to; ++i) {
+    const std::string token = i < steps.size() ? steps[i].token_text : "";
+    bool differs = false;
+    for (const RunRecord* o : others)
+      differs = differs || (o && o != &r && (i >= o->result.output_ids.size() || o->result.output_ids[i] != ids[i]));
+    text += differs ? "\u27E6" + token + "\u27E7" : token;
+  }
+  return std::string(from > 0 ? "…" : "") + quoted_token(text) + (to < ids.size() ? "…" : "") +
+         (k >= ids.size() ? " (stops before new token " + std::to_string(k + 1) + ")" : "");
+}
+
+// The first position where any file's run of one id has another new token than the first file's.
+std::optional<std::size_t> first_parting(const std::vector<const RunRecord*>& runs) {
+  if (!runs[0]) return std::nullopt;
+  std::optional<std::size_t> first;
+  const auto& a = runs[0]->result.output_ids;
+  for (const RunRecord* r : runs) {
+    if (!r || r == runs[0]) continue;
+    const auto& b = r->result.output_ids;
+    std::size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    if (i == a.size() && i == b.size()) continue;
+    first = first ? std::min(*first, i) : i;
+  }
+  return first;
 }
 
 // Run ids in the order they first appear, with each document's run of that id.
@@ -164,25 +220,28 @@ std::string experiment_heading(const std::string& experiment) {
 void add_verdict_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {
   if (options.golden.empty()) return;
   out.push_back(block(ReportBlock::Kind::heading, "Verdict against the golden"));
+  for (const ReportDocument& doc : documents) {
+    const EvidenceDiff d = diff_evidence(options.golden, EvidenceFile{doc.name, doc.evidence}, {});
+    const std::string who = documents.size() > 1 ? doc.shown() + ": " : std::string();
+    // The verdict as one large line, green or red; the counts below it.
+    if (d.agree()) {
+      out.push_back(block(ReportBlock::Kind::verdict_pass, who + "PASS: every run reproduces the golden."));
+      out.push_back(block(ReportBlock::Kind::paragraph, numbers_gated(diff_summary_line(d)) + "."));
+    } else {
+      out.push_back(block(ReportBlock::Kind::verdict_fail, who + "FAIL: " + std::to_string(d.differing()) + " run(s) differ, " +
+                                                               std::to_string(d.missing.size()) + " missing, " +
+                                                               std::to_string(d.extra.size()) + " extra."));
+      out.push_back(block(ReportBlock::Kind::paragraph, "The evidence does not reproduce the golden. " + numbers_gated(diff_summary_line(d)) + "."));
+      add_verdict_table(d, doc, options, out);
+    }
+    add_environment_note(d, out);
+  }
+  // How to read it, after the verdict: the PASS or FAIL line is the first thing under the heading.
   out.push_back(block(ReportBlock::Kind::paragraph,
                       "Each run compared with the golden in " + quoted_token(options.golden_name) +
                           " by genrepro diff's rules (docs/diff.md): the verdict, the first new token that differs (counted "
                           "from 1, with its index in steps[]), both tokens with their probabilities. Each run links to its "
                           "experiment below."));
-  for (const ReportDocument& doc : documents) {
-    const EvidenceDiff d = diff_evidence(options.golden, EvidenceFile{doc.name, doc.evidence}, {});
-    const std::string who = documents.size() > 1 ? doc.shown() + ": " : std::string();
-    if (d.agree()) {
-      out.push_back(block(ReportBlock::Kind::paragraph, who + "every run reproduces the golden. " + numbers_gated(diff_summary_line(d)) + "."));
-    } else {
-      out.push_back(block(ReportBlock::Kind::banner, who + "the evidence does not reproduce the golden: " +
-                                                         std::to_string(d.differing()) + " run(s) differ, " +
-                                                         std::to_string(d.missing.size()) + " missing, " +
-                                                         std::to_string(d.extra.size()) + " extra. " + numbers_gated(diff_summary_line(d)) + "."));
-      add_verdict_table(d, doc, options, out);
-    }
-    add_environment_note(d, out);
-  }
 }
 
 void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<ReportBlock>& out) {
@@ -198,9 +257,11 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
   out.push_back(block(ReportBlock::Kind::heading, "A/B: the evidence files side by side"));
   out.push_back(block(ReportBlock::Kind::paragraph,
                       "Runs matched by id across " + names + ". Every file after the first is compared with " + first +
-                          " by genrepro diff's rules (docs/diff.md); highlighted cells differ from " + first + "."));
+                          " by genrepro diff's rules (docs/diff.md); highlighted cells differ from " + first +
+                          ". Where runs part, each continuation is an excerpt around the first new token that differs, "
+                          "the differing tokens marked \u27E6like this\u27E7."));
   ReportTable t;
-  t.header = {"run"};
+  t.header = {kRunIdColumn};
   for (const ReportDocument& d : documents) {
     t.header.push_back(d.shown() + ": stop");
     t.header.push_back(d.shown() + ": continuation");
@@ -212,13 +273,14 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
     std::vector<std::string> cells = {id};
     std::vector<bool> marked = {false};
     std::string experiment;
+    const std::optional<std::size_t> parting = first_parting(runs);
     for (const RunRecord* r : runs) {
       if (r && experiment.empty()) experiment = r->experiment;
       const bool missing = r == nullptr;
       const bool stop_differs = r && runs[0] && short_stop(*r) != short_stop(*runs[0]);
       const bool text_differs = r && runs[0] && r->continuation != runs[0]->continuation;
       cells.push_back(missing ? "(not in this file)" : short_stop(*r));
-      cells.push_back(missing ? "" : continuation_start(*r));
+      cells.push_back(missing ? "" : parting ? excerpt_at(*r, runs, *parting) : continuation_start(*r));
       marked.push_back(missing || stop_differs);
       marked.push_back(text_differs);
     }
@@ -238,7 +300,25 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
   }
   out.push_back(block(ReportBlock::Kind::paragraph, std::to_string(compared) + " comparisons with " + first + ": " +
                                                         std::to_string(compared - differ) + " agree, " + std::to_string(differ) + " differ."));
+  if (t.rows.size() <= kMaxUnfoldedAbRows) {
+    out.push_back(table_block(std::move(t)));
+    return;
+  }
+  // Many runs (a grid): the rows with a difference stay in view, every row is folded below them.
+  ReportTable differing = t;
+  differing.rows.clear();
+  differing.links.clear();
+  differing.marked.clear();
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    if (std::find(t.marked[r].begin(), t.marked[r].end(), true) == t.marked[r].end()) continue;
+    differing.rows.push_back(t.rows[r]);
+    differing.links.push_back(t.links[r]);
+    differing.marked.push_back(t.marked[r]);
+  }
+  if (!differing.rows.empty()) out.push_back(table_block(std::move(differing)));
+  out.push_back(block(ReportBlock::Kind::fold_begin, "All " + std::to_string(t.rows.size()) + " runs side by side"));
   out.push_back(table_block(std::move(t)));
+  out.push_back(block(ReportBlock::Kind::fold_end, ""));
 }
 
 void add_article_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {

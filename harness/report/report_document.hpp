@@ -8,6 +8,12 @@
 
 namespace genrepro {
 
+// Columns the HTML page styles by their header: run ids stay on one line, checksums may break
+// and paths may break anywhere (in a small monospace font) rather than widen the page.
+inline constexpr const char* kRunIdColumn = "run";
+inline constexpr const char* kHashColumn = "sha256";
+inline constexpr const char* kPathColumn = "file";
+
 struct ReportTable {
   std::vector<std::string> header;
   std::vector<bool> numeric;  // per column: right-aligned numbers
@@ -22,11 +28,15 @@ struct ReportFigure {
   std::string file;     // the SVG's file name in the report directory, e.g. "nucleus-sizes.svg"
   std::string caption;
   std::string svg;      // the whole SVG document; the HTML page inlines it
+  bool half = false;    // HTML: half the page's width, so two such figures stand side by side
 };
 
 struct ReportBlock {
   // contents: the table of contents, every level-2 and level-3 heading as a link to its anchor.
-  enum class Kind { heading, paragraph, note, banner, table, generated_text, figure, contents };
+  // fold_begin/fold_end: the blocks between them are folded away (HTML <details>, whose summary
+  // line is fold_begin's text; GitHub renders the same tags in Markdown). Folds do not nest.
+  // verdict_pass / verdict_fail: the verdict as one large line, green or red.
+  enum class Kind { heading, paragraph, note, banner, table, generated_text, figure, contents, fold_begin, fold_end, verdict_pass, verdict_fail };
   Kind kind = Kind::paragraph;
   int level = 2;        // heading level (1 = the title)
   std::string anchor;   // headings: the id links use (assign_anchors), as GitHub derives it from the text

@@ -19,7 +19,18 @@ constexpr const char* kStyle =
     "pre.gen{white-space:pre-wrap;word-break:break-word;background:#f7f7f4;border-left:3px solid #b8b8a8;"
     "padding:.6rem .8rem;font-size:.9rem}"
     "p.note{color:#6a5500;background:#fff8dc;padding:.4rem .7rem;border-left:3px solid #e0c050}"
-    "p.banner{color:#7a0010;background:#ffe8ea;padding:.6rem .9rem;border:2px solid #c8102e;font-weight:600}"
+    // A banner is a notice (the fixture), not an alarm: failures have their own red line.
+    "p.banner{color:#1f3a5f;background:#eef4fb;padding:.6rem .9rem;border-left:4px solid #5b8fd1}"
+    "p.pass,p.fail{font-size:1.45rem;font-weight:700;padding:.55rem .9rem;margin:1rem 0}"
+    "p.pass{color:#0b5d27;background:#e3f4e8;border-left:8px solid #1e8e3e}"
+    "p.fail{color:#8a0016;background:#ffe6e9;border-left:8px solid #c8102e}"
+    // Run ids stay on one line; checksums and paths may break anywhere rather than
+    // widen the page (a 64-digit sha256 made it 1292 px wide in a 1280 px window).
+    "td.id{white-space:nowrap}"
+    "td.hash{font-family:ui-monospace,monospace;font-size:.78rem;overflow-wrap:anywhere;word-break:break-all}"
+    "details{margin:.8rem 0}summary{cursor:pointer;font-weight:600}"
+    "figure.half{display:inline-block;width:49%;margin:.4rem 0;vertical-align:top}"
+    "figure.half figcaption{font-size:.8rem}"
     "figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{font-size:.9rem;color:#444}"
     "td.diff{background:#ffe1c4;font-weight:600}nav.toc{background:#f6f8fa;border:1px solid #ddd;padding:.4rem 1rem;"
     "font-size:.92rem}nav.toc ul{margin:.2rem 0;padding-left:1.2rem}";
@@ -34,7 +45,10 @@ T cell_of(const std::vector<std::vector<T>>& grid, size_t row, size_t column) {
 void write_table(std::ostringstream& out, const ReportTable& t) {
   const auto cls = [&](size_t c, bool marked) {
     std::string classes = (c < t.numeric.size() && t.numeric[c]) ? "num" : "";
-    if (marked) classes += classes.empty() ? "diff" : " diff";
+    const auto add = [&](const char* name) { classes += (classes.empty() ? "" : " ") + std::string(name); };
+    if (marked) add("diff");
+    if (c < t.header.size() && t.header[c] == kRunIdColumn) add("id");
+    if (c < t.header.size() && (t.header[c] == kHashColumn || t.header[c] == kPathColumn)) add("hash");
     return classes.empty() ? std::string() : " class=\"" + classes + "\"";
   };
   out << "<table>\n<thead><tr>";
@@ -102,6 +116,18 @@ std::string render_html(const ReportContent& report) {
       case ReportBlock::Kind::banner:
         out << "<p class=\"banner\">" << cell_text(b.text) << "</p>\n";
         break;
+      case ReportBlock::Kind::verdict_pass:
+        out << "<p class=\"pass\">" << cell_text(b.text) << "</p>\n";
+        break;
+      case ReportBlock::Kind::verdict_fail:
+        out << "<p class=\"fail\">" << cell_text(b.text) << "</p>\n";
+        break;
+      case ReportBlock::Kind::fold_begin:
+        out << "<details>\n<summary>" << cell_text(b.text) << "</summary>\n";
+        break;
+      case ReportBlock::Kind::fold_end:
+        out << "</details>\n";
+        break;
       case ReportBlock::Kind::table:
         write_table(out, b.table);
         break;
@@ -111,7 +137,7 @@ std::string render_html(const ReportContent& report) {
         break;
       case ReportBlock::Kind::figure:
         // The SVG is our own output (report_svg.cpp escapes every label), so it is inlined as is.
-        out << "<figure>\n" << b.figure.svg << "<figcaption>" << cell_text(b.figure.caption)
+        out << (b.figure.half ? "<figure class=\"half\">\n" : "<figure>\n") << b.figure.svg << "<figcaption>" << cell_text(b.figure.caption)
             << "</figcaption>\n</figure>\n";
         break;
       case ReportBlock::Kind::contents:

@@ -69,8 +69,21 @@ std::string render_markdown(const ReportContent& report) {
       case ReportBlock::Kind::note:
         out << "> " << inline_text(b.text) << "\n";
         break;
-      case ReportBlock::Kind::banner:
-        out << "> **" << inline_text(b.text) << "**\n";
+      case ReportBlock::Kind::banner:  // a notice (the fixture), not an alarm: failures are verdict_fail
+        out << "> **Notice:** " << inline_text(b.text) << "\n";
+        break;
+      case ReportBlock::Kind::verdict_pass:
+        out << "**✅ " << inline_text(b.text) << "**\n";  // not a heading: it would shift GitHub's anchors
+        break;
+      case ReportBlock::Kind::verdict_fail:
+        out << "**❌ " << inline_text(b.text) << "**\n";
+        break;
+      // GitHub renders <details> in Markdown; the blank line after <summary> lets Markdown resume.
+      case ReportBlock::Kind::fold_begin:
+        out << "<details>\n<summary>" << html_escape(visible_text(b.text, false)) << "</summary>\n";
+        break;
+      case ReportBlock::Kind::fold_end:
+        out << "</details>\n";
         break;
       case ReportBlock::Kind::table:
         write_table(out, b.table);

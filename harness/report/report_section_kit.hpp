@@ -4,6 +4,7 @@
 // one (report_sections_*.cpp); report_sections.cpp puts them in the article's order.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,9 +68,13 @@ class Builder {
   void contents() { add(ReportBlock::Kind::contents, ""); }
   void generated(const std::string& text) { add(ReportBlock::Kind::generated_text, text); }
   void table(ReportTable t) { add(ReportBlock::Kind::table, "").table = std::move(t); }
-  void figure(const std::string& file, const std::string& caption, std::string svg) {
-    add(ReportBlock::Kind::figure, "").figure = ReportFigure{file, caption, std::move(svg)};
+  void figure(const std::string& file, const std::string& caption, std::string svg, bool half = false) {
+    add(ReportBlock::Kind::figure, "").figure = ReportFigure{file, caption, std::move(svg), half};
   }
+  // A folded part (HTML <details>): the summary line shows, the blocks until fold_end do not
+  // until opened. For run-by-run listings that a grid's summaries already cover.
+  void fold_begin(const std::string& summary) { add(ReportBlock::Kind::fold_begin, summary); }
+  void fold_end() { add(ReportBlock::Kind::fold_end, ""); }
   // A file name not used yet: "nucleus-sizes.svg", then "nucleus-sizes-2.svg", ...
   std::string figure_name(const std::string& stem) {
     const int n = ++figure_counts_[stem];
@@ -91,8 +96,18 @@ class Builder {
 struct Inputs {
   const std::vector<ReportDocument>& documents;
   const ReportOptions& options;
+  const std::vector<GridSummary>& grids;  // summarize_grids: experiments with many seeds per cell
   Runs runs;  // every run of every document, in order
   std::map<const RunRecord*, size_t> document_of;
+  std::set<const RunRecord*> grid_runs;  // every run a grid summary counts
+
+  // Run-by-run sections fold such runs away: the grid's summaries show them.
+  bool in_grid(const RunRecord& r) const { return grid_runs.count(&r) > 0; }
+  bool all_in_grid(const Runs& runs) const {
+    for (const RunRecord* r : runs)
+      if (!in_grid(*r)) return false;
+    return !runs.empty();
+  }
 
   const ReportDocument& document(const RunRecord& r) const { return documents[document_of.at(&r)]; }
   std::string legend(const RunRecord& r) const {
@@ -106,6 +121,8 @@ void add_line_figures(Builder& b, const LineChartSpec& chart, const std::string&
 
 // ---- the sections, each in its own file ----
 
+// report_sections_grid.cpp: one summary per experiment grid (grid_summary.hpp's numbers, drawn).
+void add_grid_summaries(const Inputs& in, Builder& b);
 // report_sections_loop.cpp: the fixture banner, the introduction, greedy decoding's repetition.
 void add_fixture_banner(const Inputs& in, Builder& b);
 void add_intro(const Inputs& in, Builder& b);

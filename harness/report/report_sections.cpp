@@ -8,9 +8,16 @@
 namespace genrepro {
 
 ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options) {
+  return build_report_content(documents, options, summarize_grids(documents, options.bootstrap_seed));
+}
+
+ReportContent build_report_content(const std::vector<ReportDocument>& documents, const ReportOptions& options,
+                                   const std::vector<GridSummary>& grids) {
   ReportContent report;
   report.title = "genrepro report: the loop, sampling, and stopping";
-  sections::Inputs in{documents, options, {}, {}};
+  sections::Inputs in{documents, options, grids, {}, {}, {}};
+  for (const GridSummary& g : grids)
+    for (const GridCell& c : g.cells) in.grid_runs.insert(c.runs.begin(), c.runs.end());
   for (size_t d = 0; d < documents.size(); ++d) {
     for (const auto& r : documents[d].evidence.runs) {
       in.runs.push_back(&r);
@@ -25,6 +32,9 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents,
   b.contents();
   add_ab_section(documents, report.blocks);
   add_article_section(documents, options, report.blocks);
+  // A grid's summaries come before the article's run-by-run sections: for many seeds they are
+  // what a reader wants first, and every later section folds the grid's runs away.
+  sections::add_grid_summaries(in, b);
   sections::add_greedy(in, b);
   sections::add_first_prediction(in, b);
   sections::add_temperature(in, b);

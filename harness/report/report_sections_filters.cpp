@@ -88,6 +88,8 @@ void add_sampler_order(const Inputs& in, Builder& b) {
     return;
   }
   for (const Runs& group : comparisons) {
+    const bool fold = in.all_in_grid(group);  // a grid's runs: summarized in Grid summaries
+    if (fold) b.fold_begin(quoted_token(group[0]->prompt) + " " + run_label(*group[0], kIgnoreOrder) + ": each sampler order, step by step");
     b.paragraph("Same parameters (" + run_label(*group[0], kIgnoreOrder) + ", up to " +
                 std::to_string(group[0]->params.max_new_tokens) + " new tokens), different order of the sampler "
                 "stages. Side by side: the token picked at each step and how many tokens the chain kept.");
@@ -122,6 +124,7 @@ void add_sampler_order(const Inputs& in, Builder& b) {
       b.paragraph(order_text(*r) + " (" + r->id + "): " + stop_text(*r) + ".");
       b.generated(r->text);
     }
+    if (fold) b.fold_end();
   }
 }
 

@@ -33,6 +33,11 @@ void add_seeds(const Inputs& in, Builder& b) {
     return;
   }
   for (const Runs& group : groups) {
+    // A grid's cell is summarized in "Grid summaries"; its seeds, run by run, are folded here.
+    const bool fold = std::all_of(group.begin(), group.end(), [&](const RunRecord* r) { return in.in_grid(*r); });
+    if (fold)
+      b.fold_begin(quoted_token(group[0]->prompt) + " " + run_label(*group[0], kIgnoreSeed) + ": " + std::to_string(group.size()) +
+                   " seeds, run by run (summarized in Grid summaries)");
     b.paragraph(run_label(*group[0], kIgnoreSeed) + ", up to " + std::to_string(group[0]->params.max_new_tokens) +
                 " new tokens, " + std::to_string(group.size()) + " seeds. Once one token differs, every later "
                 "prediction sees a different context.");
@@ -48,16 +53,36 @@ void add_seeds(const Inputs& in, Builder& b) {
       b.paragraph("seed " + std::to_string(r->params.sampling.seed) + ":");
       b.generated(r->text);
     }
+    if (fold) b.fold_end();
   }
 }
 
 void add_stopping(const Inputs& in, Builder& b) {
   b.heading("How the runs stopped");
-  const Runs generating = select(in.runs, is_generating);
-  if (generating.empty()) {
+  const Runs all_generating = select(in.runs, is_generating);
+  if (all_generating.empty()) {
     b.note("Not in this evidence: no run with max_new_tokens > 0.");
     return;
   }
+  // Runs of grids first as their own folded listing: their stops are summarized per cell.
+  Runs generating, gridded;
+  for (const RunRecord* r : all_generating) (in.in_grid(*r) ? gridded : generating).push_back(r);
+  if (!gridded.empty()) {
+    size_t eos = 0;
+    for (const RunRecord* r : gridded) eos += r->result.stop_reason == StopReason::eos;
+    b.paragraph(format_count(static_cast<int64_t>(gridded.size())) + " runs of grids: " + format_count(static_cast<int64_t>(eos)) +
+                " stopped at EOS. Their EOS rates and stop steps per cell are in Grid summaries.");
+    b.fold_begin("How each of the " + format_count(static_cast<int64_t>(gridded.size())) + " runs of grids stopped, run by run");
+    ReportTable g;
+    g.header = {kRunIdColumn, "parameters", "limit", "stop reason", "new tokens"};
+    g.numeric = {false, false, true, false, true};
+    for (const RunRecord* r : gridded)
+      g.rows.push_back({r->id, in.legend(*r), std::to_string(r->params.max_new_tokens), to_string(r->result.stop_reason),
+                        std::to_string(r->result.stop_step)});
+    b.table(std::move(g));
+    b.fold_end();
+  }
+  if (generating.empty()) return;
   ReportTable t;
   t.header = {"run", "parameters", "limit", "stop reason", "new tokens", "last token"};
   t.numeric = {false, false, true, false, true, false};
@@ -104,7 +129,32 @@ void add_step_charts(const Inputs& in, Builder& b) {
   b.heading("Step by step");
   Runs stepped;
   for (const RunRecord* r : in.runs) if (is_generating(*r) && r->result.steps.size() > 1) stepped.push_back(r);
+  // More runs than a chart shows: the runs of grids leave, since Grid summaries draws every one of
+  // them per cell (kept-set median and interquartile band), rather than be cut after the 16th.
+  if (stepped.size() > kMaxChartSeries) {
+    Runs alone;
+    for (const RunRecord* r : stepped) if (!in.in_grid(*r)) alone.push_back(r);
+    if (alone.size() < stepped.size())
+      b.note(format_count(static_cast<int64_t>(stepped.size() - alone.size())) +
+             " runs of grids are drawn per cell in Grid summaries, not one by one here.");
+    stepped = std::move(alone);
+    if (stepped.empty()) return;
+  }
   const Runs sampled = select(stepped, is_sampled);
+  // With several prompts a legend names the prompt too: "T=1 seed=1" alone names a run in each.
+  std::set<std::string> prompts;
+  for (const RunRecord* r : stepped) prompts.insert(r->prompt);
+  const auto label = [&](const RunRecord& r) { return prompts.size() > 1 ? in.legend(r) + " " + quoted_token(r.prompt) : in.legend(r); };
+  // A run keeps one colour in both charts (and every panel): its position among the stepped runs.
+  std::map<const RunRecord*, size_t> position;
+  for (const RunRecord* r : stepped) position.emplace(r, position.size());
+  const auto styled = [&](const RunRecord& r) {
+    LineSeries s;
+    s.label = label(r);
+    s.color = palette_color(position.at(&r));
+    s.dash = palette_dash(position.at(&r));
+    return s;
+  };
   if (stepped.empty()) {
     b.note("Not in this evidence: no run with more than one recorded step.");
     return;
@@ -125,8 +175,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
     kept.y_label = "tokens kept (log scale)";
     kept.log_y = true;
     for (const RunRecord* r : capped(sampled, "Kept-set chart")) {
-      LineSeries s;
-      s.label = in.legend(*r);
+      LineSeries s = styled(*r);
       for (const StepRecord& st : r->result.steps) {
         s.x.push_back(static_cast<double>(st.step + 1));
         s.y.push_back(static_cast<double>(st.kept));
@@ -144,8 +193,7 @@ void add_step_charts(const Inputs& in, Builder& b) {
   prob.y_min = 0;
   prob.y_max = 1;
   for (const RunRecord* r : capped(stepped, "Chosen-token chart")) {
-    LineSeries s;
-    s.label = in.legend(*r);
+    LineSeries s = styled(*r);
     s.emphasized = is_greedy(*r);
     for (const StepRecord& st : r->result.steps) {
       s.x.push_back(static_cast<double>(st.step + 1));
@@ -169,11 +217,14 @@ void add_all_runs(const Inputs& in, Builder& b) {
   }
   for (const std::string& name : experiments) {
     b.heading(experiment_heading(name), 3);
-    ReportTable t;
-    t.header = {"#", "run", "mode", "T", "top-k", "top-p", "seed", "sampler order", "limit", "stop", "new tokens"};
-    t.numeric = {true, false, false, true, true, true, true, false, true, false, true};
     Runs runs;
     for (const RunRecord* r : in.runs) if (r->experiment == name) runs.push_back(r);
+    // A grid's runs, one by one, are folded: its summaries above are the view of many seeds.
+    const bool fold = std::any_of(runs.begin(), runs.end(), [&](const RunRecord* r) { return in.in_grid(*r); });
+    if (fold) b.fold_begin("All " + format_count(static_cast<int64_t>(runs.size())) + " runs of " + quoted_token(name) + ", one by one");
+    ReportTable t;
+    t.header = {"#", kRunIdColumn, "mode", "T", "top-k", "top-p", "seed", "sampler order", "limit", "stop", "new tokens"};
+    t.numeric = {true, false, false, true, true, true, true, false, true, false, true};
     for (const RunRecord* r : runs) {
       const auto& s = r->params.sampling;
       t.rows.push_back({std::to_string(r->index), r->id, to_string(s.mode), format_param(s.temperature),
@@ -187,6 +238,7 @@ void add_all_runs(const Inputs& in, Builder& b) {
       b.paragraph(r->id + " (" + in.legend(*r) + "): " + stop_text(*r) + ".");
       b.generated(r->text);
     }
+    if (fold) b.fold_end();
   }
 }
 

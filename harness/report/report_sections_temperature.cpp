@@ -174,6 +174,10 @@ void add_temperature(const Inputs& in, Builder& b) {
         break;
       }
     }
+    // One seed of a grid: its summaries are the view; the runs themselves are folded.
+    const bool fold = in.all_in_grid(group);
+    if (fold) b.fold_begin("Seed " + std::to_string(group[0]->params.sampling.seed) + " at each temperature, after " +
+                           quoted_token(group[0]->prompt) + " (a grid's runs, summarized in Grid summaries)");
     b.paragraph("Sampling from softmax(logits / T) with seed " + std::to_string(group[0]->params.sampling.seed) +
                 ", no filter, up to " + std::to_string(group[0]->params.max_new_tokens) + " new tokens, after " +
                 quoted_token(group[0]->prompt) + ".");
@@ -189,6 +193,7 @@ void add_temperature(const Inputs& in, Builder& b) {
       b.paragraph("T = " + format_param(r->params.sampling.temperature) + ":");
       b.generated(r->text);
     }
+    if (fold) b.fold_end();
   }
 }
 

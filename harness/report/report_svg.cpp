@@ -50,13 +50,23 @@ std::string label_text(const std::string& raw, size_t max_chars) {
 
 class Svg {
  public:
-  Svg(double height, const std::string& title) {
-    out_ << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(kWidth) << "\" height=\"" << num(height)
-         << "\" viewBox=\"0 0 " << num(kWidth) << " " << num(height)
+  Svg(double height, const std::string& title, double width = kWidth) {
+    out_ << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
+         << "\" viewBox=\"0 0 " << num(width) << " " << num(height)
          << "\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">\n"
          << "<title>" << label_text(title, std::string::npos) << "</title>\n"
-         << "<rect x=\"0\" y=\"0\" width=\"" << num(kWidth) << "\" height=\"" << num(height) << "\" fill=\"#ffffff\"/>\n";
-    text(kWidth / 2, 22, title, "middle", "font-size=\"15\" font-weight=\"bold\"", std::string::npos);
+         << "<rect x=\"0\" y=\"0\" width=\"" << num(width) << "\" height=\"" << num(height) << "\" fill=\"#ffffff\"/>\n";
+    text(width / 2, 22, title, "middle", "font-size=\"15\" font-weight=\"bold\"", std::string::npos);
+  }
+  // A closed, translucent shape (a band between two lines).
+  void polygon(const std::vector<std::pair<double, double>>& pts, const std::string& fill, double opacity) {
+    out_ << "<polygon fill=\"" << fill << "\" fill-opacity=\"" << format_fixed(opacity, 2) << "\" stroke=\"none\" points=\"";
+    for (size_t i = 0; i < pts.size(); ++i) out_ << (i ? " " : "") << num(pts[i].first) << "," << num(pts[i].second);
+    out_ << "\"/>\n";
+  }
+  void circle_faint(double x, double y, double r, const std::string& fill, double opacity) {
+    out_ << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" fill=\"" << fill
+         << "\" fill-opacity=\"" << format_fixed(opacity, 2) << "\"/>\n";
   }
 
   void line(double x1, double y1, double x2, double y2, const std::string& stroke, double width, const std::string& dash = "") {
@@ -169,9 +179,9 @@ YAxis make_y_axis(const std::vector<double>& values, bool log, bool fixed, doubl
   return a;
 }
 
-void draw_y_axis(Svg& svg, const YAxis& axis, const std::string& label) {
+void draw_y_axis(Svg& svg, const YAxis& axis, const std::string& label, double width = kWidth) {
   const double left = kMarginLeft;
-  const double right = kWidth - kMarginRight;
+  const double right = width - kMarginRight;
   for (double t : axis.ticks()) {
     const double y = axis.map(t);
     svg.line(left, y, right, y, "#e4e4e4", 1);
@@ -190,10 +200,18 @@ struct LegendEntry {
   bool as_line = true;
 };
 
+// Characters a legend label may take in a chart `width` wide with `columns` columns (about 7 px
+// per character at 12 px, less the 30 px of the swatch): kLegendMaxChars and kWideLegendMaxChars
+// at the default width.
+size_t legend_max_chars(double width, int columns) {
+  if (width == kWidth) return columns == 1 ? kWideLegendMaxChars : kLegendMaxChars;
+  return static_cast<size_t>(((width - kMarginLeft - kMarginRight) / columns - 30) / 7);
+}
+
 // Two columns when every label fits half the width; otherwise one, so no label is cut short.
-int legend_columns(const std::vector<std::string>& labels) {
+int legend_columns(const std::vector<std::string>& labels, double width = kWidth) {
   for (const std::string& l : labels)
-    if (label_text(l, kLegendMaxChars) != label_text(l, std::string::npos)) return 1;
+    if (label_text(l, legend_max_chars(width, kLegendColumns)) != label_text(l, std::string::npos)) return 1;
   return kLegendColumns;
 }
 
@@ -202,9 +220,9 @@ double legend_height(size_t entries, int columns) {
   return rows * kLegendRow + (entries ? 8 : 0);
 }
 
-void draw_legend(Svg& svg, const std::vector<LegendEntry>& entries, double top, int columns) {
-  const double column_width = (kWidth - kMarginLeft - kMarginRight) / columns;
-  const size_t max_chars = columns == 1 ? kWideLegendMaxChars : kLegendMaxChars;
+void draw_legend(Svg& svg, const std::vector<LegendEntry>& entries, double top, int columns, double width = kWidth) {
+  const double column_width = (width - kMarginLeft - kMarginRight) / columns;
+  const size_t max_chars = legend_max_chars(width, columns);
   for (size_t i = 0; i < entries.size(); ++i) {
     const double x = kMarginLeft + (i % columns) * column_width;
     const double y = top + (i / columns) * kLegendRow + 12;
@@ -266,12 +284,15 @@ std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec) {
 }
 
 std::string svg_line_chart(const LineChartSpec& spec) {
+  const double width = spec.width;
   std::vector<std::string> labels;
   for (const auto& s : spec.series) labels.push_back(s.label);
-  const int columns = legend_columns(labels);
-  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(spec.series.size(), columns);
-  Svg svg(height, spec.title);
+  if (!spec.markers.empty()) labels.push_back("the article");
+  const int columns = legend_columns(labels, width);
+  const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(labels.size(), columns);
+  Svg svg(height, spec.title, width);
   std::vector<double> ys;
+  for (const ChartMarker& m : spec.markers) ys.push_back(m.y);
   double x_max = 1;
   double x_min = 1;
   bool any_x = false;
@@ -286,22 +307,37 @@ std::string svg_line_chart(const LineChartSpec& spec) {
   }
   if (x_max <= x_min) x_max = x_min + 1;
   const YAxis axis = make_y_axis(spec.axis_values.empty() ? ys : spec.axis_values, spec.log_y, spec.fixed_y, spec.y_min, spec.y_max);
-  draw_y_axis(svg, axis, spec.y_label);
+  draw_y_axis(svg, axis, spec.y_label, width);
   const double left = kMarginLeft;
-  const double right = kWidth - kMarginRight;
+  const double right = width - kMarginRight;
   const auto map_x = [&](double x) { return left + (x - x_min) / (x_max - x_min) * (right - left); };
-  // x ticks: about six, at round step numbers.
-  const double step = nice_ceiling((x_max - x_min) / 6);
+  // x ticks: about six, at round step numbers; whole numbers when every x is one (new tokens:
+  // "1.5" names no token).
+  bool whole_x = true;
+  for (const auto& s : spec.series)
+    for (double x : s.x) whole_x = whole_x && (!std::isfinite(x) || x == std::floor(x));
+  const double step = whole_x ? std::max(1.0, nice_ceiling((x_max - x_min) / 6)) : nice_ceiling((x_max - x_min) / 6);
   for (double t = std::ceil(x_min / step) * step; t <= x_max + 1e-9; t += step) {
     svg.line(map_x(t), axis.bottom, map_x(t), axis.bottom + 4, "#555555", 1);
     svg.text(map_x(t), axis.bottom + 17, format_param(t), "middle");
   }
   svg.text((left + right) / 2, axis.bottom + 36, spec.x_label, "middle", "", std::string::npos);
   std::vector<LegendEntry> legend;
+  // Bands first, so every line lies over every band.
   for (size_t i = 0; i < spec.series.size(); ++i) {
     const auto& s = spec.series[i];
-    const std::string color = kPalette[i % kPaletteSize];
-    const std::string dash = kDashes[(i / kPaletteSize) % kDashCount];
+    if (s.band_lo.size() != s.x.size() || s.band_hi.size() != s.x.size()) continue;
+    std::vector<std::pair<double, double>> band;
+    for (size_t k = 0; k < s.x.size(); ++k)
+      if (std::isfinite(s.x[k])) band.emplace_back(map_x(s.x[k]), axis.map(s.band_hi[k]));
+    for (size_t k = s.x.size(); k-- > 0;)
+      if (std::isfinite(s.x[k])) band.emplace_back(map_x(s.x[k]), axis.map(s.band_lo[k]));
+    if (band.size() > 2) svg.polygon(band, s.color.empty() ? kPalette[i % kPaletteSize] : s.color, 0.18);
+  }
+  for (size_t i = 0; i < spec.series.size(); ++i) {
+    const auto& s = spec.series[i];
+    const std::string color = s.color.empty() ? kPalette[i % kPaletteSize] : s.color;
+    const std::string dash = s.color.empty() ? kDashes[(i / kPaletteSize) % kDashCount] : s.dash;
     std::vector<std::pair<double, double>> pts;
     for (size_t k = 0; k < s.x.size() && k < s.y.size(); ++k) {
       if (std::isfinite(s.x[k]) && std::isfinite(s.y[k])) pts.emplace_back(map_x(s.x[k]), axis.map(s.y[k]));
@@ -311,7 +347,82 @@ std::string svg_line_chart(const LineChartSpec& spec) {
     if (!pts.empty()) svg.circle(pts.back().first, pts.back().second, width + 1.2, color);  // where the run ended
     legend.push_back({s.label, color, dash, true});
   }
-  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow, columns);
+  for (const ChartMarker& m : spec.markers) {
+    const double x = map_x(m.x), y = axis.map(m.y);
+    svg.polygon({{x, y - 6}, {x + 6, y}, {x, y + 6}, {x - 6, y}}, "#000000", 1);
+    svg.text(x + 9, y + 4, m.label, "start", "font-weight=\"bold\"");
+  }
+  if (!spec.markers.empty()) legend.push_back({"the article", "#000000", "", false});
+  draw_legend(svg, legend, kMarginTop + kPlotHeight + kAxisBelow, columns, width);
+  return svg.finish();
+}
+
+std::string palette_color(size_t i) { return kPalette[i % kPaletteSize]; }
+std::string palette_dash(size_t i) { return kDashes[(i / kPaletteSize) % kDashCount]; }
+
+std::string svg_forest_chart(const ForestChartSpec& spec) {
+  // Rows of kRow px: a facet's title, then one per cell; labels left, values right of the plot.
+  constexpr double kRow = 18;
+  constexpr double kLabelWidth = 150;  // "T=0.7 k=40 order=k→T" whole
+  constexpr double kValueWidth = 118;
+  constexpr double kPad = 6;  // no estimate sits on the y axis: the axis stays visible
+  constexpr size_t kRowLabelChars = 22;
+  const double width = spec.width;
+  size_t rows = 0;
+  for (const ForestFacet& f : spec.facets) rows += 1 + f.rows.size();
+  const double top = kMarginTop;
+  const double bottom = top + kRow * static_cast<double>(std::max<size_t>(rows, 1)) + 4;
+  const double height = bottom + 40;
+  Svg svg(height, spec.title, width);
+  const double left = kLabelWidth;
+  const double right = width - kValueWidth;
+  double lo = spec.x_min, hi = spec.x_max;
+  if (!spec.fixed_x) {
+    double top_value = 0;
+    for (const ForestFacet& f : spec.facets)
+      for (const ForestRow& r : f.rows) {
+        for (double v : {r.value, r.lo, r.hi}) if (std::isfinite(v)) top_value = std::max(top_value, v);
+        for (double v : r.points) if (std::isfinite(v)) top_value = std::max(top_value, v);
+      }
+    lo = 0;
+    hi = nice_ceiling(top_value);
+  }
+  if (!(hi > lo)) hi = lo + 1;
+  const auto map_x = [&](double v) {
+    if (std::isnan(v)) v = lo;
+    return left + kPad + (std::clamp(v, lo, hi) - lo) / (hi - lo) * (right - left - 2 * kPad);
+  };
+  // The two axes first: the screenshot test finds a chart's axes as its first two #555555 lines.
+  svg.line(left, top, left, bottom, "#555555", 1);
+  svg.line(left, bottom, right, bottom, "#555555", 1);
+  for (int i = 0; i <= 4; ++i) {
+    const double v = lo + (hi - lo) * i / 4;
+    svg.line(map_x(v), top, map_x(v), bottom, "#e4e4e4", 1);
+    svg.text(map_x(v), bottom + 15, hi - lo >= 4 ? format_param(v) : format_fixed(v, 2), "middle");
+  }
+  svg.text((left + right) / 2, bottom + 32, spec.x_label, "middle", "", std::string::npos);
+  double y = top;
+  for (const ForestFacet& f : spec.facets) {
+    svg.text(6, y + 13, f.title, "start", "font-weight=\"bold\"", static_cast<size_t>((width - 12) / 7));
+    y += kRow;
+    for (const ForestRow& r : f.rows) {
+      const double mid = y + kRow / 2;
+      svg.text(left - 6, mid + 4, r.label, "end", "font-size=\"11\"", kRowLabelChars);  // 11 px: 22 characters fit
+      for (size_t k = 0; k < r.points.size(); ++k) {
+        if (!std::isfinite(r.points[k])) continue;
+        const double jitter = (static_cast<double>(k % 5) - 2) * 1.6;  // fixed, so the bytes stay the same
+        svg.circle_faint(map_x(r.points[k]), mid + jitter, 1.8, r.color, 0.35);
+      }
+      if (std::isfinite(r.lo) && std::isfinite(r.hi)) {
+        svg.line(map_x(r.lo), mid, map_x(r.hi), mid, r.color, 2.2);
+        svg.line(map_x(r.lo), mid - 4, map_x(r.lo), mid + 4, r.color, 1.5);
+        svg.line(map_x(r.hi), mid - 4, map_x(r.hi), mid + 4, r.color, 1.5);
+      }
+      if (std::isfinite(r.value)) svg.circle(map_x(r.value), mid, 4, r.color);
+      svg.text(right + 6, mid + 4, r.value_label, "start", "", std::string::npos);
+      y += kRow;
+    }
+  }
   return svg.finish();
 }
 

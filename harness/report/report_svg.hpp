@@ -33,6 +33,18 @@ struct LineSeries {
   std::vector<double> x;
   std::vector<double> y;
   bool emphasized = false;  // drawn thicker (e.g. greedy among sampled runs)
+  std::string color;        // "#rrggbb"; empty: the palette's colour (and dash) for the series' position
+  std::string dash;         // with `color`: an SVG stroke-dasharray ("" solid), see palette_dash
+  // When both are as long as x: a translucent band from band_lo to band_hi (an interquartile range).
+  std::vector<double> band_lo;
+  std::vector<double> band_hi;
+};
+
+// A published value drawn on a chart (the article's numbers): a black diamond and its label.
+struct ChartMarker {
+  double x = 0;
+  double y = 0;
+  std::string label;
 };
 
 // Step lines, e.g. the kept-set size at each step of each run.
@@ -48,10 +60,46 @@ struct LineChartSpec {
   // When not empty, the y axis spans these values instead of the series' own: panels of one
   // small multiple share their axis, so the same height means the same value in each.
   std::vector<double> axis_values;
+  std::vector<ChartMarker> markers;
+  double width = 720;  // narrower charts (grid summaries' small multiples) stand two abreast
+};
+
+// A forest plot: one row per cell, a dot at its estimate and a line over its interval, every
+// run's own value as a small dot behind, rows grouped in facets (one per prompt) on one x axis.
+struct ForestRow {
+  std::string label;
+  std::string color;  // "#rrggbb"
+  double value = 0;
+  double lo = 0;
+  double hi = 0;
+  std::string value_label;     // right of the plot, e.g. "0.40 [0.20, 0.60]"
+  std::vector<double> points;  // every run's value (NaN: not drawn)
+};
+
+struct ForestFacet {
+  std::string title;
+  std::vector<ForestRow> rows;
+};
+
+struct ForestChartSpec {
+  std::string title;
+  std::string x_label;
+  bool fixed_x = false;  // [x_min, x_max] instead of [0, the data's nice ceiling]
+  double x_min = 0;
+  double x_max = 1;
+  std::vector<ForestFacet> facets;
+  double width = 470;
 };
 
 std::string svg_bar_chart(const BarChartSpec& spec);
 std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec);
 std::string svg_line_chart(const LineChartSpec& spec);
+std::string svg_forest_chart(const ForestChartSpec& spec);
+
+// The palette's colour for position i (Okabe–Ito, then repeating): fixed per parameter value by
+// whoever numbers the values.
+std::string palette_color(size_t i);
+// The dash pattern that tells position i from i + 8 (the palette repeats after eight colours).
+std::string palette_dash(size_t i);
 
 }  // namespace genrepro

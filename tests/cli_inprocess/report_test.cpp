@@ -27,6 +27,11 @@ const std::vector<CliCase> kCases = {
     {"renders_hand_made_evidence", {"report", data("report-evidence.json"), "--out", "{scratch}/cli-report"}, 0,
      R"re(cli-report/report\.md\n.*cli-report/report\.html\n.*cli-report/first-prediction\.svg\n.*cli-report/nucleus-sizes\.svg\n.*cli-report/kept-per-step\.svg\n.*cli-report/kept-per-step-2\.svg\n.*cli-report/chosen-token-probability\.svg\n.*cli-report/chosen-token-probability-3\.svg\n$)re",
      ""},
+    // --json: the files written, the bootstrap seed and the grid summaries (none in this evidence:
+    // 3 seeds per cell at most).
+    {"json_without_grids", {"report", data("report-evidence.json"), "--json", "--out", "{scratch}/cli-report-json"}, 0,
+     R"re(^\{\n  "files": \[\n    "[^"]*cli-report-json/report\.md",\n    "[^"]*cli-report-json/report\.html",.*\],\n  "bootstrap_seed": 24,\n  "grids": \[\]\n\}\n$)re",
+     ""},
     // --label: one per evidence file, or none.
     {"label_count", {"report", data("diff/golden.json"), data("diff/one_token.json"), "--label", "A", "--out", "{scratch}/r"}, 2, "",
      R"re(--label: given 1 time\(s\) for 2 evidence file\(s\); give one --label per evidence file)re", Stderr::one_line},

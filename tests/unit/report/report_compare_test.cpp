@@ -170,7 +170,8 @@ TEST(ReportVerdict, NamesTheDifferingRunItsFirstDivergenceAndLinksIt) {
   const std::vector<ReportFile> files = render_report({doc("new.json", {same, sampled("x/changed", "x", 1, 5, 6)})}, options);
   const std::string& md = file(files, "report.md").content;
   EXPECT_THAT(md, HasSubstr("## Verdict against the golden"));
-  EXPECT_THAT(md, HasSubstr("the evidence does not reproduce the golden: 1 run(s) differ, 0 missing, 0 extra"));
+  EXPECT_THAT(md, HasSubstr("**❌ FAIL: 1 run(s) differ, 0 missing, 0 extra.**"));
+  EXPECT_THAT(file(files, "report.html").content, HasSubstr("<p class=\"fail\">FAIL: 1 run(s) differ, 0 missing, 0 extra.</p>"));
   EXPECT_THAT(md, HasSubstr("| [x/changed](#experiment-x) | "));
   EXPECT_THAT(md, HasSubstr(" | **new token 2 (steps\\[1\\])** | 2 \" t2\" p 0.5000 | 5 \" t5\" p 0.5000 | "));
   EXPECT_THAT(md, Not(HasSubstr("[x/same]"))) << "agreeing runs are not listed";
@@ -178,7 +179,7 @@ TEST(ReportVerdict, NamesTheDifferingRunItsFirstDivergenceAndLinksIt) {
   EXPECT_THAT(file(files, "report.html").content, HasSubstr("<a href=\"#verdict-against-the-golden\">"));
 
   const std::vector<ReportFile> agree = render_report({doc("same.json", golden.evidence.runs)}, options);
-  EXPECT_THAT(file(agree, "report.md").content, HasSubstr("every run reproduces the golden. diff: 2 runs compared, 2 agree"));
+  EXPECT_THAT(file(agree, "report.html").content, HasSubstr("<p class=\"pass\">PASS: every run reproduces the golden.</p>\n<p>diff: 2 runs compared, 2 agree"));
   EXPECT_THAT(file(render_report({doc("same.json", golden.evidence.runs)}), "report.md").content, Not(HasSubstr("Verdict")));
 }
 
@@ -193,11 +194,30 @@ TEST(ReportAB, TwoLabelledFilesSideBySideWithTheDifferenceHighlighted) {
   EXPECT_THAT(md, HasSubstr("Runs matched by id across before = a.json; after = b.json."));
   EXPECT_THAT(md, HasSubstr("| run | before: stop | before: continuation | after: stop | after: continuation | after vs before |"));
   EXPECT_THAT(md, HasSubstr("| [x/a](#experiment-x) | limit, 3 tokens | \" t1 t2 t3\" | limit, 3 tokens | \" t1 t2 t3\" | agree |"));
-  EXPECT_THAT(md, HasSubstr("| **\" t1 t2 t9\"** | **"));
+  // The excerpt is centred on the first token where the runs part, that token marked in both.
+  EXPECT_THAT(md, HasSubstr("| limit, 3 tokens | \" t1 t2⟦ t3⟧\" | limit, 3 tokens | **\" t1 t2⟦ t9⟧\"** | **"));
   EXPECT_THAT(md, HasSubstr("at new token 3 (steps\\[2\\])** |"));
   EXPECT_THAT(md, HasSubstr("2 comparisons with before: 1 agree, 1 differ."));
   EXPECT_THAT(md, HasSubstr("\\[after\\]")) << "legends use the label";
   EXPECT_THAT(file(files, "report.html").content, HasSubstr("<td class=\"diff\">"));
+}
+
+// A grid's A/B: 13 runs, one of them changed. Only the changed row is in view; all 13 are folded.
+TEST(ReportAB, ManyRunsShowTheDifferingRowsAndFoldTheRest) {
+  std::vector<RunRecord> before, after;
+  for (int i = 0; i < 13; ++i) {
+    const std::string id = "x/r" + std::to_string(i);
+    before.push_back(sampled(id, "x", 1, 2, 3));
+    after.push_back(sampled(id, "x", 1, 2, i == 7 ? 9 : 3));
+  }
+  const std::string md = file(render_report({doc("a.json", before, "before"), doc("b.json", after, "after")}), "report.md").content;
+  const std::size_t fold = md.find("<details>\n<summary>All 13 runs side by side</summary>");
+  ASSERT_NE(fold, std::string::npos) << md;
+  const std::size_t changed = md.find("| [x/r7](#experiment-x) |");
+  EXPECT_LT(changed, fold) << "the differing run is in view, above the fold";
+  EXPECT_LT(md.find("| [x/r0](#experiment-x) |"), md.find("</details>"));
+  EXPECT_GT(md.find("| [x/r0](#experiment-x) |"), fold) << "an agreeing run is only in the folded table";
+  EXPECT_NE(md.find("| [x/r7](#experiment-x) |", fold), std::string::npos) << "the folded table holds every run";
 }
 
 TEST(ReportAB, ShardsWithoutSharedRunsArePooledNotCompared) {
@@ -253,6 +273,37 @@ TEST(ReportCharts, ManyRunsBecomePanelsOnOneAxis) {
   EXPECT_EQ(panels[0], panels[2]);
   EXPECT_THAT(file(files, "kept-per-step-3.svg").content, HasSubstr("(panel 3 of 3)"));
   EXPECT_THROW(file(files, "kept-per-step-4.svg"), std::runtime_error);
+}
+
+// Issue 24: one label ("T=1 p=0.9 seed=42") named different runs in two panels; with two prompts
+// each legend names its run's prompt.
+TEST(ReportCharts, LegendsNameThePromptWhenThereAreSeveral) {
+  RunRecord other = sampled("x/b", "x", 1, 2, 3);
+  other.prompt = "once upon a time";
+  const std::vector<ReportFile> files = render_report({doc("e.json", {sampled("x/a", "x", 1, 2, 3), other})});
+  EXPECT_THAT(file(files, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42 &quot;once upon a time&quot;</text>"));
+  EXPECT_THAT(file(files, "chosen-token-probability.svg").content, HasSubstr(">T=1 p=0.9 seed=42 &quot;the river bank was&quot;</text>"));
+  const std::vector<ReportFile> one = render_report({doc("e.json", {sampled("x/a", "x", 1, 2, 3)})});
+  EXPECT_THAT(file(one, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42</text>")) << "one prompt: no need to name it";
+}
+
+// Issue 24: "a seed's colour changes from chart to chart". A greedy run first, then a sampled one:
+// the sampled run is the kept-set chart's first series and the probability chart's second, in
+// the same colour in both.
+TEST(ReportCharts, ARunKeepsItsColourInEveryChart) {
+  RunRecord greedy = test::make_run("x/g", DecodeMode::greedy, test::greedy_steps(), "x");
+  const std::vector<ReportFile> files = render_report({doc("e.json", {greedy, sampled("x/s", "x", 1, 2, 3)})});
+  const std::string colour = palette_color(1);
+  const auto first_line = [](const std::string& svg) {
+    const std::size_t at = svg.find("<polyline");
+    return at == std::string::npos ? std::string() : svg.substr(at, svg.find("/>", at) - at);
+  };
+  EXPECT_THAT(first_line(file(files, "kept-per-step.svg").content), HasSubstr("stroke=\"" + colour + "\""));
+  const std::string& prob = file(files, "chosen-token-probability.svg").content;
+  const std::size_t second = prob.find("<polyline", prob.find("<polyline") + 1);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_THAT(prob.substr(second, prob.find("/>", second) - second), HasSubstr("stroke=\"" + colour + "\""));
+  EXPECT_THAT(first_line(prob), HasSubstr("stroke=\"" + palette_color(0) + "\""));
 }
 
 TEST(ReportCharts, LongLegendLabelsAreNotCut) {

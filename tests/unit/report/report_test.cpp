@@ -335,7 +335,7 @@ TEST(Report, FixtureEvidenceOpensWithTheNoiseBanner) {
   Evidence e = article_evidence();
   const std::string md = file_content(render(e), "report.md");
   const std::string html = file_content(render(e), "report.html");
-  EXPECT_NE(md.find("> **Random-weight fixture: evidence.json ran on genrepro's tiny fixture model"), std::string::npos) << md;
+  EXPECT_NE(md.find("> **Notice:** Random-weight fixture: evidence.json ran on genrepro's tiny fixture model"), std::string::npos) << md;
   EXPECT_LT(md.find("Random-weight fixture"), md.find("Regenerated from the evidence")) << "the banner comes first";
   EXPECT_NE(html.find("<p class=\"banner\">Random-weight fixture: evidence.json"), std::string::npos);
   e.model.source = "hf-cache";  // real weights: no banner
