@@ -60,6 +60,7 @@ std::vector<std::string> base_args(const std::string& verb) {
       {"run", {"run", "x.json"}},
       {"plan", {"plan", "x.json"}},
       {"replay", {"replay", "golden.json"}},
+      {"sensitivity", {"sensitivity", "x.json", "--out", "sens"}},
   };
   const auto it = kBase.find(verb);
   return it == kBase.end() ? std::vector<std::string>{verb} : it->second;
