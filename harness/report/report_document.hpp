@@ -24,6 +24,12 @@ struct ReportTable {
   std::vector<std::vector<bool>> marked;  // optional, per row and column: highlighted (a difference)
 };
 
+// An optional per-cell grid's value (links, marked), or the default where the grid is shorter.
+template <class T>
+T cell_of(const std::vector<std::vector<T>>& grid, size_t row, size_t column) {
+  return row < grid.size() && column < grid[row].size() ? grid[row][column] : T{};
+}
+
 struct ReportFigure {
   std::string file;     // the SVG's file name in the report directory, e.g. "nucleus-sizes.svg"
   std::string caption;

@@ -37,12 +37,7 @@ constexpr const char* kStyle =
 
 std::string cell_text(const std::string& raw) { return html_escape(visible_text(raw, false)); }
 
-template <class T>
-T cell_of(const std::vector<std::vector<T>>& grid, size_t row, size_t column) {
-  return row < grid.size() && column < grid[row].size() ? grid[row][column] : T{};
-}
-
-void write_table(std::ostringstream& out, const ReportTable& t) {
+void write_html_table(std::ostringstream& out, const ReportTable& t) {
   const auto cls = [&](size_t c, bool marked) {
     std::string classes = (c < t.numeric.size() && t.numeric[c]) ? "num" : "";
     const auto add = [&](const char* name) { classes += (classes.empty() ? "" : " ") + std::string(name); };
@@ -68,7 +63,7 @@ void write_table(std::ostringstream& out, const ReportTable& t) {
 }
 
 // Level-2 headings, each with its level-3 headings nested under it.
-void write_contents(std::ostringstream& out, const ReportContent& report) {
+void write_html_contents(std::ostringstream& out, const ReportContent& report) {
   out << "<nav class=\"toc\">\n<strong>Contents</strong>\n<ul>\n";
   bool open_sub = false, open_item = false;
   for (const auto& b : report.blocks) {
@@ -129,7 +124,7 @@ std::string render_html(const ReportContent& report) {
         out << "</details>\n";
         break;
       case ReportBlock::Kind::table:
-        write_table(out, b.table);
+        write_html_table(out, b.table);
         break;
       case ReportBlock::Kind::generated_text:
         // HTML drops one newline right after <pre>; give it one so the text's own first line stays.
@@ -141,7 +136,7 @@ std::string render_html(const ReportContent& report) {
             << "</figcaption>\n</figure>\n";
         break;
       case ReportBlock::Kind::contents:
-        write_contents(out, report);
+        write_html_contents(out, report);
         break;
     }
   }

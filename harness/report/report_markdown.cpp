@@ -11,12 +11,7 @@ namespace {
 
 std::string inline_text(const std::string& raw) { return markdown_inline(visible_text(raw, false)); }
 
-template <class T>
-T cell_of(const std::vector<std::vector<T>>& grid, size_t row, size_t column) {
-  return row < grid.size() && column < grid[row].size() ? grid[row][column] : T{};
-}
-
-void write_table(std::ostringstream& out, const ReportTable& t) {
+void write_markdown_table(std::ostringstream& out, const ReportTable& t) {
   const auto row = [&](const std::vector<std::string>& cells, size_t r, bool body) {
     out << "|";
     for (size_t c = 0; c < t.header.size(); ++c) {
@@ -37,7 +32,7 @@ void write_table(std::ostringstream& out, const ReportTable& t) {
   for (size_t r = 0; r < t.rows.size(); ++r) row(t.rows[r], r, true);
 }
 
-void write_contents(std::ostringstream& out, const ReportContent& report) {
+void write_markdown_contents(std::ostringstream& out, const ReportContent& report) {
   out << "**Contents**\n\n";
   for (const auto& b : report.blocks) {
     if (b.kind != ReportBlock::Kind::heading || b.level < 2 || b.level > 3) continue;
@@ -86,7 +81,7 @@ std::string render_markdown(const ReportContent& report) {
         out << "</details>\n";
         break;
       case ReportBlock::Kind::table:
-        write_table(out, b.table);
+        write_markdown_table(out, b.table);
         break;
       case ReportBlock::Kind::generated_text:
         write_generated_text(out, b.text);
@@ -96,7 +91,7 @@ std::string render_markdown(const ReportContent& report) {
             << "*" << inline_text(b.figure.caption) << "*\n";
         break;
       case ReportBlock::Kind::contents:
-        write_contents(out, report);
+        write_markdown_contents(out, report);
         break;
     }
   }
