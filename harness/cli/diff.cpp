@@ -74,7 +74,9 @@ void setup_diff(CLI::App& app, VerbContext& ctx) {
       "is explained: first divergent step, both tokens with their probabilities in both runs, the\n"
       "margin there, and a verdict (regression, kept-set change, sampler/RNG change, parameter\n"
       "change, near-tie; docs/diff.md). Environment differences are listed as likely causes.\n"
-      "Exit: 0 agree, 1 differ (or runs missing/extra), 2 bad input.");
+      "Runs whose ids differ but that ran the same cell (--pair-by) are paired and explained as a\n"
+      "parameter change; a pair still fails. 'genrepro help diff' is this text.\n"
+      "Exit: 0 agree, 1 differ (or runs missing, extra or paired), 2 bad input.");
   cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")
       ->type_name("PATH")
       ->required();

@@ -44,6 +44,8 @@ TEST(HelpVerb, PlaceholdersAreTyped) {
   EXPECT_TRUE(Searches(R"re(--pair-by KEY,\.\.\.)re", diff)) << diff;
   EXPECT_TRUE(Searches(R"re(--prob-tolerance FLOAT)re", diff)) << diff;
   EXPECT_TRUE(Searches(R"re(--out PATH)re", genrepro({"run", "--help"}).out));
+  EXPECT_TRUE(Searches(R"re(--model DIR)re", generate)) << generate;
+  EXPECT_TRUE(Searches(R"re(--golden PATH)re", genrepro({"report", "--help"}).out));
   // The KV-cache defaults differ, and both helps say so.
   EXPECT_TRUE(Searches(R"re(experiment files default to use_cache)re", generate));
   EXPECT_TRUE(Searches(R"re(generate uses the KV cache)re", genrepro({"run", "--help"}).out));
