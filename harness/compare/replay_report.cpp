@@ -110,7 +110,7 @@ std::string format_replay_text(const ReplayReport& report) {
                        const std::string& max_step, const std::string& mean, const std::string& max_t1,
                        const std::string& outside, const std::string& own, const std::string& verdict) {
     out << std::left << std::setw(static_cast<int>(id_width)) << id << "  " << std::setw(9) << path << std::right
-        << std::setw(10) << steps << std::setw(13) << max << std::setw(8) << max_step << std::setw(13) << mean
+        << std::setw(10) << steps << std::setw(13) << max << std::setw(10) << max_step << std::setw(13) << mean
         << std::setw(13) << max_t1 << std::setw(9) << outside << std::setw(11) << own << "  " << verdict << "\n";
   };
   // "at token" and "own pick" count new tokens from 1, as "new token N" does everywhere else.

@@ -18,7 +18,7 @@ constexpr double kProbFactor = 0.9;
 constexpr int kTamperedStep = 2;
 
 // The evidence every case replays, made once per process (SetUpTestSuite), with two damaged
-// copies: tampered_prob.json (runs[0].steps[2].prob times 0.9) and other_model.json
+// copies: tampered_prob.json (runs[0].steps[2]'s chosen token's probability times 0.9) and other_model.json
 // (model.safetensors' sha256 replaced by 64 zeros).
 class Replay : public ::testing::TestWithParam<CliCase> {
  protected:
@@ -31,7 +31,15 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     ASSERT_TRUE(Searches(R"re(wrote .*evidence.json \(5 runs\))re", made.out));
     const nlohmann::json evidence = nlohmann::json::parse(read_bytes(*dir_ / "evidence.json"));
     nlohmann::json tampered = evidence;
-    tampered["runs"][0]["steps"][kTamperedStep]["prob"] = tampered["runs"][0]["steps"][kTamperedStep]["prob"].get<double>() * kProbFactor;
+    // The reader checks that a greedy step's prob is its prob_t1 and its best candidate's, and
+    // that margin and rest_mass follow from the candidates: the tampering keeps all of that.
+    nlohmann::json& step = tampered["runs"][0]["steps"][kTamperedStep];
+    const double prob = step["prob"].get<double>() * kProbFactor;
+    step["prob"] = step["prob_t1"] = step["top"][0]["prob"] = step["top"][0]["prob_scaled"] = prob;
+    step["margin"] = prob - step["top"][1]["prob_scaled"].get<double>();
+    double listed = 0;
+    for (const nlohmann::json& c : step["top"]) listed += c["prob_scaled"].get<double>();
+    step["rest_mass"] = 1 - listed;
     dir_->write("tampered_prob.json", tampered.dump(2));
     nlohmann::json other = evidence;
     other["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
@@ -65,7 +73,7 @@ const std::vector<CliCase> kCases = {
     {"json", {"replay", "{replay}/evidence.json", "--model", kModel, "--json", "--forward", "cached", "--threads", "2"}, 0,
      R"re("schema": "genrepro.replay/1",\n  "within": true,.*"forward": "cached")re", ""},
     {"tampered_prob", {"replay", "{replay}/tampered_prob.json", "--model", kModel}, 1,
-     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0.105 +2 .* BEYOND\n.*replay: 5 runs, 4 within tolerance 0.0001, 1 beyond)re",
+     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0.105 +3 .* BEYOND\n.*replay: 5 runs, 4 within tolerance 0.0001, 1 beyond)re",
      ""},
     {"tampered_prob_looser_tolerance", {"replay", "{replay}/tampered_prob.json", "--model", kModel, "--logprob-tolerance", "0.2"},
      0, R"re(5 within tolerance 0.2)re", ""},
