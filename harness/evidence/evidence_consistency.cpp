@@ -210,9 +210,13 @@ class Grids {
   }
 
  private:
+  // Every experiments[] entry of the run's experiment counts: a golden file may keep runs of an
+  // earlier version of the experiment beside the current one (bless keeps the spec that made them).
   const std::map<std::string, ExpandedRun>& grid_of(const RunRecord& r, const std::string& at) {
     const auto known = grids_.find(r.experiment);
     if (known != grids_.end()) return known->second;
+    std::map<std::string, ExpandedRun> runs;
+    bool found = false;
     for (std::size_t k = 0; k < e_.experiments.size(); ++k) {
       const ExperimentRecord& x = e_.experiments[k];
       if (x.name != r.experiment) continue;
@@ -226,11 +230,11 @@ class Grids {
       if (spec.name != x.name)
         inconsistent(file_, path + ".name", "found " + show_text(spec.name) + "; allowed: " + show_text(x.name) + " (experiments[" +
                                                 std::to_string(k) + "].name)");
-      std::map<std::string, ExpandedRun> runs;
       for (ExpandedRun& run : spec.runs) runs.emplace(run.id, std::move(run));
-      index_[r.experiment] = k;
-      return grids_.emplace(r.experiment, std::move(runs)).first->second;
+      if (!found) index_[r.experiment] = k;
+      found = true;
     }
+    if (found) return grids_.emplace(r.experiment, std::move(runs)).first->second;
     std::string names;
     for (const ExperimentRecord& x : e_.experiments) names += (names.empty() ? "" : ", ") + show_text(x.name);
     inconsistent(file_, at + ".experiment",

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "compare/diff_ci_report.hpp"
 #include "evidence/value_text.hpp"
 #include "golden/golden_journal.hpp"
+#include "spec/experiment_spec.hpp"
 #include "util/atomic_file.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
@@ -144,6 +146,38 @@ void insert_kept_missing(const GoldenFilePlan& p, const std::vector<std::size_t>
       }
     }
     runs.insert(runs.begin() + static_cast<std::ptrdiff_t>(at), p.golden->runs[gi]);
+  }
+}
+
+// The run ids an experiments[] entry expands to. The entry was read from a golden file the reader
+// has already checked, so it expands; a failure here is a bug, not bad input.
+std::set<std::string> ids_of(const ExperimentRecord& x, const std::string& file) {
+  const ExperimentSpec spec = parse_experiment(x.spec.dump(), file + ": experiments[].spec", RunBudget{kMaxRunsCeiling, 0});
+  std::set<std::string> ids;
+  for (const ExpandedRun& run : spec.runs) ids.insert(run.id);
+  return ids;
+}
+
+// A kept golden run may come from an earlier version of the experiment than the evidence's: the
+// golden file keeps that version's experiments[] entry too, so every run it holds is a point of a
+// recorded spec (the reader's consistency check) and the file says how the run was made.
+void keep_specs_of_kept_runs(const GoldenFilePlan& plan, const std::vector<std::size_t>& kept, Evidence& doc) {
+  std::set<std::string> covered;
+  for (const ExperimentRecord& x : doc.experiments) {
+    const std::set<std::string> ids = ids_of(x, plan.path);
+    covered.insert(ids.begin(), ids.end());
+  }
+  std::set<std::string> uncovered;
+  for (std::size_t gi : kept)
+    if (!covered.count(plan.golden->runs[gi].id)) uncovered.insert(plan.golden->runs[gi].id);
+  for (const ExperimentRecord& x : plan.golden->experiments) {
+    if (uncovered.empty()) return;
+    if (x.name != plan.experiment) continue;
+    const std::set<std::string> ids = ids_of(x, plan.path);
+    const bool needed = std::any_of(uncovered.begin(), uncovered.end(), [&](const std::string& id) { return ids.count(id) > 0; });
+    if (!needed) continue;
+    doc.experiments.push_back(x);
+    for (const std::string& id : ids) uncovered.erase(id);
   }
 }
 
@@ -348,6 +382,7 @@ std::optional<OrderedJson> compose_golden(const GoldenFilePlan& plan, const Bles
                         "remove the file with git rm, otherwise accept its runs");
   Evidence doc = any_accepted || !plan.golden ? plan.incoming : *plan.golden;
   doc.runs = std::move(out);
+  if (!kept_missing.empty() && plan.golden) keep_specs_of_kept_runs(plan, kept_missing, doc);
   return strip_volatile(evidence_to_json(doc));
 }
 

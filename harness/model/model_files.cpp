@@ -1,4 +1,5 @@
 #include "model/model_files.hpp"
+#include "model/hf_cache_layout.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -15,9 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The Hugging Face cache keeps a repository `gpt2` under hub/models--gpt2/{refs,snapshots,blobs}.
-constexpr const char* kHfRepoFolder = "models--gpt2";
-
 const char* kMakeModelHint =
     "a model directory holds config.json, model.safetensors, vocab.json and merges.txt (Hugging Face "
     "layout); make a test model with `genrepro fixture --out DIR` or download gpt2 from Hugging Face";
@@ -30,11 +28,6 @@ std::string source_label(ModelSource s) {
     case ModelSource::fixture: return "the tiny fixture";
   }
   return "?";
-}
-
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
 }
 
 bool is_file(const fs::path& p) {
@@ -103,6 +96,11 @@ std::string first_present(const fs::path& dir, std::initializer_list<const char*
 }
 
 }  // namespace
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
 
 const char* to_string(ModelSource s) {
   switch (s) {

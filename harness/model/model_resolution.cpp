@@ -12,6 +12,7 @@
 
 #include "model/fixture_model.hpp"
 #include "model/model_files.hpp"
+#include "model/hf_cache_layout.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -20,8 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The Hugging Face cache keeps a repository `gpt2` under hub/models--gpt2/{refs,snapshots,blobs}.
-constexpr const char* kHfRepoFolder = "models--gpt2";
 constexpr const char* kFixtureSubdir = "fixtures";
 constexpr const char* kDefaultFixtureName = "tiny";
 // What --model names to mean "GPT-2 from the Hugging Face cache", as from_pretrained("gpt2") does.
@@ -31,11 +30,6 @@ constexpr const char* kGetWeightsHint = "README.md, 'The model', says how to dow
 std::string getenv_str(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
-}
-
-bool is_dir(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_directory(p, ec);
 }
 
 // The one Hugging Face hub cache, as huggingface_hub resolves it: $HF_HUB_CACHE, else

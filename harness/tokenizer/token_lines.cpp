@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/errors.hpp"
+#include "util/text_excerpt.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {
@@ -17,14 +18,9 @@ namespace genrepro {
 namespace {
 
 // How much of a bad input line an error message quotes.
-constexpr size_t kMaxQuotedChars = 60;
+constexpr size_t kMaxQuotedLineChars = 60;
 
-std::string excerpt(std::string_view text) {
-  std::string shown = nlohmann::json(replace_invalid_utf8(text.substr(0, kMaxQuotedChars)))
-                          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > kMaxQuotedChars) shown.insert(shown.size() - 1, "...");
-  return shown;
-}
+std::string excerpt(std::string_view text) { return quoted_excerpt(text, kMaxQuotedLineChars); }
 
 std::string where_line(const std::string& name, size_t line) {
   return "--input '" + name + "' line " + std::to_string(line);

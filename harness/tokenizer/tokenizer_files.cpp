@@ -11,6 +11,7 @@
 
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
+#include "util/text_excerpt.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {
@@ -24,20 +25,12 @@ namespace {
 constexpr std::string_view kMergesHeader = "#version:";
 
 // Longest excerpt of a bad token or line quoted in an error message.
-constexpr size_t kMaxQuotedChars = 40;
+constexpr size_t kMaxQuotedTokenChars = 40;
 
 const char* const kVocabNames[] = {"vocab.json", "encoder.json"};
 const char* const kMergesNames[] = {"merges.txt", "vocab.bpe"};
 
-// A token or line as it appears in an error: JSON-quoted (control characters visible, invalid
-// UTF-8 replaced), cut to kMaxQuotedChars bytes.
-std::string shown_quoted(std::string_view text) {
-  std::string cut(text.substr(0, kMaxQuotedChars));
-  std::string shown = nlohmann::json(replace_invalid_utf8(cut)).dump(-1, ' ', false,
-                                                                      nlohmann::json::error_handler_t::replace);
-  if (text.size() > kMaxQuotedChars) shown.insert(shown.size() - 1, "...");
-  return shown;
-}
+std::string shown_quoted(std::string_view text) { return quoted_excerpt(text, kMaxQuotedTokenChars); }
 
 std::string code_point_name(char32_t cp) {
   char buf[16];

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_inprocess/cli_case.hpp"
+#include "evidence/evidence.hpp"
 #include "spec/experiment_spec.hpp"
 #include "support/text_match.hpp"
 
@@ -278,6 +279,10 @@ TEST_F(Bless, MissingRunIsListedAndKeptUnlessPruned) {
                R"re(greedy.json: missing run greedy/p1/greedy-[0-9a-f]{8}: in the golden, not in the evidence: kept \(--prune removes it\).*greedy.json: changes: 1 changed, 1 missing from the evidence \(kept\), 0 unchanged)re",
                ""});
   EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["runs"].size(), 2u);
+  // The kept run is not a point of the new spec: the golden keeps the entry that made it, so the
+  // reader (which checks every run against its spec) still reads the file bless wrote.
+  EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["experiments"].size(), 2u);
+  EXPECT_NO_THROW(read_evidence((fs::path(into) / "greedy.json").string()));
   expect_case({"pruned", {"bless", e, "--into", into, "--yes", "--prune"}, 0,
                R"re(missing run greedy/p1/greedy-[0-9a-f]{8}: in the golden, not in the evidence: removed \(--prune\).*wrote 1 golden file)re", ""});
   EXPECT_EQ(read_json(fs::path(into) / "greedy.json")["runs"].size(), 1u);
@@ -324,11 +329,13 @@ TEST_F(Bless, HostileExperimentNameIsRefused) {
     run["experiment"] = name;
     doc["experiments"][0]["name"] = name;
     doc["experiments"][0]["spec"]["name"] = name;
-    // Consistent otherwise (the id is the hash of the hostile name too), so the name is what is refused.
+    // Consistent otherwise (the id is the hash of the hostile name too), so the name is what is refused:
+    // the reader refuses it in the spec (the rule run applies), before bless's own check of it.
     run["id"] = run_id(name, 0, run["prompt"].get<std::string>(), params_from_json(run["params"], "params"));
     const std::string e = scratch_.write("hostile.json", doc.dump(2));
     expect_case({"hostile", {"bless", e, "--into", scratch_ / "golden", "--yes"}, 2, "",
-                 R"re(hostile.json: runs\[0\].experiment: expected an experiment name of 1 to 64 letters)re", Stderr::one_line});
+                 R"re(hostile.json: experiments\[0\]\.spec: .*name = .* is not allowed; allowed: a string of 1 to 64 letters, digits)re",
+                 Stderr::one_line});
     EXPECT_FALSE(fs::exists(scratch_ / "golden"));
     EXPECT_FALSE(fs::exists(scratch_.path() / "outside.json"));
   }

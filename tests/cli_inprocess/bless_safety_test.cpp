@@ -22,19 +22,23 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::string kGolden = source_path("tests/cli/data/diff/golden.json");
-const std::string kGreedy = "greedy/p0/greedy-0a1b2c3d";
-
 // golden.json with the greedy run's last token changed to `token` (a sampler/RNG change to diff).
+// Its step 2 is a near-tie (0.45001 vs 0.44999): the new token takes the best place, as a greedy
+// pick must for the reader to accept the file.
 std::string changed_evidence(const ScratchDir& dir, int token, const std::string& name) {
   json doc = json::parse(read_bytes(kGolden));
   for (json& r : doc["runs"]) {
-    if (r["id"] != kGreedy) continue;
+    if (r["experiment"] != "greedy") continue;
+    const std::string text = " t" + std::to_string(token);
     r["output_ids"][2] = token;
-    r["text"] = "the river bank was t10 t20 t" + std::to_string(token);
-    r["continuation"] = " t10 t20 t" + std::to_string(token);
-    r["steps"][2]["token_id"] = token;
-    r["steps"][2]["token_text"] = " t" + std::to_string(token);
-    r["steps"][2]["prob"] = r["steps"][2]["prob_t1"] = 0.2;
+    r["text"] = "the river bank was t10 t20" + text;
+    r["continuation"] = " t10 t20" + text;
+    json& step = r["steps"][2];
+    step["token_id"] = token;
+    step["token_text"] = text;
+    step["prob"] = step["prob_t1"] = 0.45001;
+    step["top"] = json::array({{{"id", token}, {"text", text}, {"prob", 0.45001}, {"prob_scaled", 0.45001}},
+                               {{"id", 30}, {"text", " t30"}, {"prob", 0.44999}, {"prob_scaled", 0.44999}}});
   }
   return dir.write(name, doc.dump(2));
 }

@@ -89,6 +89,7 @@ int lines_of(const std::string& path) {
 json stripped(const std::string& path) {
   json d = json::parse(read_bytes(path));
   d.erase("created_utc");
+  d.erase("resumed");  // volatile: which runs came from the checkpoint (docs/evidence-format.md)
   d["environment"]["threads"].erase("runs_concurrently");
   if (d.contains("numerics")) d["numerics"].erase("execution");
   for (json& r : d["runs"]) r.erase("timing");

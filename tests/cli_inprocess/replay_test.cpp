@@ -18,8 +18,21 @@ constexpr double kProbFactor = 0.9;
 constexpr int kTamperedStep = 2;
 
 // The evidence every case replays, made once per process (SetUpTestSuite), with two damaged
-// copies: tampered_prob.json (runs[0].steps[2]'s chosen token's probability times 0.9) and other_model.json
+// copies: tampered_prob.json (every probability of runs[0].steps[2] times 0.9) and other_model.json
 // (model.safetensors' sha256 replaced by 64 zeros).
+// A tampered step the reader still accepts: every probability of it scaled alike, and the values
+// derived from them (margin, rest_mass) recomputed, so only replay's recomputation can tell.
+void scale_step_probabilities(nlohmann::json& step, double factor) {
+  for (const char* key : {"prob", "prob_t1", "margin"}) step[key] = step[key].get<double>() * factor;
+  double listed = 0;
+  for (nlohmann::json& c : step["top"]) {
+    c["prob"] = c["prob"].get<double>() * factor;
+    c["prob_scaled"] = c["prob_scaled"].get<double>() * factor;
+    listed += c["prob_scaled"].get<double>();
+  }
+  step["rest_mass"] = 1 - listed;
+}
+
 class Replay : public ::testing::TestWithParam<CliCase> {
  protected:
   static void SetUpTestSuite() {
@@ -31,15 +44,7 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     ASSERT_TRUE(Searches(R"re(wrote .*evidence.json \(5 runs\))re", made.out));
     const nlohmann::json evidence = nlohmann::json::parse(read_bytes(*dir_ / "evidence.json"));
     nlohmann::json tampered = evidence;
-    // The reader checks that a greedy step's prob is its prob_t1 and its best candidate's, and
-    // that margin and rest_mass follow from the candidates: the tampering keeps all of that.
-    nlohmann::json& step = tampered["runs"][0]["steps"][kTamperedStep];
-    const double prob = step["prob"].get<double>() * kProbFactor;
-    step["prob"] = step["prob_t1"] = step["top"][0]["prob"] = step["top"][0]["prob_scaled"] = prob;
-    step["margin"] = prob - step["top"][1]["prob_scaled"].get<double>();
-    double listed = 0;
-    for (const nlohmann::json& c : step["top"]) listed += c["prob_scaled"].get<double>();
-    step["rest_mass"] = 1 - listed;
+    scale_step_probabilities(tampered["runs"][0]["steps"][kTamperedStep], kProbFactor);
     dir_->write("tampered_prob.json", tampered.dump(2));
     nlohmann::json other = evidence;
     other["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
