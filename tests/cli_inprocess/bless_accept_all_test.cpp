@@ -112,8 +112,12 @@ TEST_F(BlessRetire, OffersToRetireTheIdsANewRunReplaced) {
     const CliResult r = review(into, new_runs, "A\ny\n");
     EXPECT_EQ(r.exit, 0) << r.out << r.err;
     EXPECT_EQ(golden_ids(into), new_ids);
-    // The golden now agrees with the new evidence, run for run.
-    EXPECT_EQ(genrepro({"diff", into, new_runs}).exit, 0);
+    // The golden now agrees with the new evidence, run for run, and it kept the numerics record
+    // (mode and CPU kernels), so diff has no numerics difference to list.
+    const CliResult d = genrepro({"diff", into, new_runs});
+    EXPECT_EQ(d.exit, 0) << d.out;
+    EXPECT_FALSE(Searches("numerics", d.out)) << d.out;
+    EXPECT_EQ(read_json(fs::path(into) / "cells.json")["numerics"]["cpu_kernels"]["setting"], "portable");
   }
   {
     // Off a terminal nothing is asked: the old ids are kept, and bless says how to retire them.
