@@ -1,4 +1,5 @@
 // genrepro: a reproducibility and evidence harness for the language-model generation loop.
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,6 +103,23 @@ std::string parse_error_line(const CLI::App& app, const std::vector<std::string>
   return line + " (see 'genrepro " + verb.get_name() + " --help')";
 }
 
+// `genrepro help [VERB]` is `genrepro [VERB] --help`: people type it (git, cargo, go), and before
+// it was a word CLI11 read as a missing verb's argument ("GOLDEN is required").
+// A word that is no verb is passed on without --help, so it gets the usual "'dif' is not a verb;
+// did you mean 'diff'?" (with --help, CLI11 would print the top-level help and exit 0).
+std::vector<std::string> with_help_verb_spelled_out(const CLI::App& app, std::vector<std::string> args) {
+  const std::size_t at = !args.empty() && args.front() == "--parse-only" ? 1 : 0;
+  if (args.size() <= at || args[at] != "help") return args;
+  std::vector<std::string> out(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(at));
+  if (args.size() > at + 1) {
+    const std::vector<std::string> verbs = verb_names(app);
+    out.push_back(args[at + 1]);
+    if (std::find(verbs.begin(), verbs.end(), args[at + 1]) == verbs.end()) return out;
+  }
+  out.push_back("--help");
+  return out;
+}
+
 }  // namespace
 
 void on_verb(CLI::App& verb, VerbContext& ctx, std::function<void()> action) {
@@ -135,12 +153,13 @@ std::vector<IntegerFlag> integer_flags() {
   return flags;
 }
 
-int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engine) {
+int run_cli(const std::vector<std::string>& given, Console& io, EngineVerbs& engine) {
   CLI::App app{
       "genrepro: reproducible GPT-2 generation runs and the evidence they leave.\n"
       "Runs the generation loop (greedy, temperature, top-k, top-p, EOS, token cap) on libtorch,\n"
       "CPU float32, writes evidence.json, and compares runs against blessed golden evidence.\n"
-      "Exit codes: 0 ok/agree, 1 differ, 2 bad input, 3 internal error.",
+      "Exit codes: 0 ok/agree, 1 differ, 2 bad input, 3 internal error.\n"
+      "'genrepro help VERB' is 'genrepro VERB --help'.",
       "genrepro"};
   app.set_version_flag("--version", version_text, "Print the version, the git commit, libtorch and the BLAS in use");
   app.require_subcommand(1, 1);
@@ -150,10 +169,12 @@ int run_cli(const std::vector<std::string>& args, Console& io, EngineVerbs& engi
   VerbContext ctx{io, checked};
   // --parse-only (first, before the verb): check that a command line parses (the verb, its flags,
   // value types, required arguments) and run nothing; how the CI recipes' lines are tested.
-  ctx.parse_only = !args.empty() && args.front() == "--parse-only";
+  ctx.parse_only = !given.empty() && given.front() == "--parse-only";
   app.add_flag("--parse-only", ctx.parse_only, "Check that the command line parses; run nothing")->group("");
   setup_verbs(app, ctx);
   read_numbers_as_decimal(app);
+  name_path_placeholders(app);
+  const std::vector<std::string> args = with_help_verb_spelled_out(app, given);
   // CLI11 takes a vector in reverse order (it pops arguments from the back).
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -20,6 +20,7 @@
 
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
+#include "compare/run_pairing.hpp"
 #include "evidence/evidence.hpp"
 #include "golden/golden_bless.hpp"
 #include "golden/golden_journal.hpp"
@@ -206,6 +207,79 @@ Answer ask(Console& io) {
   }
 }
 
+// One line of input, without a terminal's trailing \r; empty at end of input.
+std::string answer_line(Console& io) {
+  std::string line;
+  if (!std::getline(io.in, line)) return {};
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+// "Accept all" with regressions among the runs left: list them and ask once (a grid of 30
+// regressions asked 30 times). True when every one of them may be blessed.
+bool all_regressions_confirmed(Console& io, const std::vector<std::pair<const GoldenFilePlan*, const RunReview*>>& left) {
+  std::vector<std::string> lines;
+  for (const auto& [file, run] : left)
+    if (run->is_regression()) lines.push_back(format_run_line(*file, *run, false));
+  if (lines.empty()) return true;
+  io.out << "  accept all: " << lines.size() << " of the " << left.size()
+         << " runs left are REGRESSIONS (the model's output changed and nothing explains it):\n";
+  for (const std::string& line : lines) io.out << "    " << line << "\n";
+  io.out << "  Bless all " << lines.size() << " anyway? type 'yes' (anything else: they keep their golden, the other runs are accepted): "
+         << std::flush;
+  return answer_line(io) == "yes";
+}
+
+// A golden run missing from the evidence whose cell an accepted new run took (compare/run_pairing.hpp:
+// same experiment, prompt, seed and grid position): the old id the change replaced.
+struct Replaced {
+  std::string old_id, new_id, change;
+};
+
+std::vector<Replaced> replaced_runs(const BlessPlan& plan, const BlessDecisions& d) {
+  const std::vector<std::string> keys = parse_pair_by(kDefaultPairBy, "pairing");
+  std::vector<Replaced> out;
+  for (const GoldenFilePlan& f : plan.files) {
+    if (!f.golden) continue;
+    std::vector<const RunRecord*> g, n;
+    for (const RunRecord& r : f.golden->runs) g.push_back(&r);
+    for (const RunRecord& r : f.incoming.runs) n.push_back(&r);
+    for (const RunPair& p : pair_runs(g, n, keys)) {
+      const auto it = d.runs.find(p.current->id);
+      if (it == d.runs.end() || it->second != Decision::accept) continue;
+      out.push_back({p.golden->id, p.current->id, describe_pair(*p.golden, *p.current, kDefaultProbTolerance).change});
+    }
+  }
+  return out;
+}
+
+std::string changes_of(const std::vector<Replaced>& replaced) {
+  std::vector<std::string> changes;
+  for (const Replaced& r : replaced)
+    if (std::find(changes.begin(), changes.end(), r.change) == changes.end()) changes.push_back(r.change);
+  std::string s;
+  for (const std::string& c : changes) s += (s.empty() ? "" : "; ") + c;
+  return s;
+}
+
+// On a terminal: offer to prune exactly the replaced runs (nothing else is pruned).
+void offer_retirement(const BlessPlan& plan, BlessDecisions& d, Console& io) {
+  if (d.prune) return;  // --prune removes every missing run anyway
+  const std::vector<Replaced> replaced = replaced_runs(plan, d);
+  if (replaced.empty()) return;
+  io.out << "\n" << replaced.size() << " golden run(s) were replaced by an accepted new run of their cell (experiment, prompt, seed, position):\n";
+  for (const Replaced& r : replaced) io.out << "  " << r.old_id << " \u2192 " << r.new_id << ": parameter change: " << r.change << "\n";
+  io.out << "retire the " << replaced.size() << " old id(s) from the golden (as --prune would, only these)? [y/N] " << std::flush;
+  const std::string answer = answer_line(io);
+  if (answer != "y" && answer != "yes") {
+    io.out << "  kept (--prune retires them later)\n";
+    return;
+  }
+  d.prune = true;
+  for (const Replaced& r : replaced) d.prune_only.insert(r.old_id);
+  io.out << "  retiring " << replaced.size() << " old run(s)\n";
+}
+
 // A regression is accepted only when the person types "yes".
 bool regression_confirmed(Console& io) {
   io.out << "  this run is a REGRESSION: the model's output changed and nothing explains it. Bless it anyway? type 'yes': "
@@ -227,6 +301,7 @@ BlessDecisions review_on_terminal(const BlessOptions& a, const BlessPlan& plan, 
     }
   const bool color = !a.no_color;
   bool all = false, quit = false;
+  bool all_confirmed = false;  // after "accept all": the one answer for every regression left
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const auto& [file, run] = queue[i];
     if (quit) {
@@ -242,12 +317,16 @@ BlessDecisions review_on_terminal(const BlessOptions& a, const BlessPlan& plan, 
       decide(d, tally, run->id, Decision::skip);
       continue;
     }
-    if (answer == Answer::accept_all) all = true;
+    if (answer == Answer::accept_all) {
+      all = true;
+      all_confirmed = a.accept_regressions ||
+                      all_regressions_confirmed(io, {queue.begin() + static_cast<std::ptrdiff_t>(i), queue.end()});
+    }
     if (answer == Answer::reject) {
       decide(d, tally, run->id, Decision::reject);
     } else if (answer == Answer::skip) {
       decide(d, tally, run->id, Decision::skip);
-    } else if (run->is_regression() && !a.accept_regressions && !regression_confirmed(io)) {
+    } else if (run->is_regression() && !a.accept_regressions && !(all ? all_confirmed : regression_confirmed(io))) {
       io.out << "  not blessed: the golden keeps its run\n";
       decide(d, tally, run->id, Decision::skip);
     } else {
@@ -296,9 +375,14 @@ int run_bless(const BlessOptions& a, Console& io) {
   if (interactive) {
     io.out << format_shared_differences(plan);
     decisions = review_on_terminal(a, plan, io, tally);
+    offer_retirement(plan, decisions, io);
   } else {
     io.out << format_bless_preview(plan, a.prune);
     decisions = decide_without_asking(a, plan, tally);
+    const std::vector<Replaced> replaced = a.prune ? std::vector<Replaced>{} : replaced_runs(plan, decisions);
+    if (!replaced.empty())
+      io.out << "bless: " << replaced.size() << " golden run(s) were replaced by a new run of their cell (" << changes_of(replaced)
+             << "); kept: --prune retires them\n";
   }
   const std::vector<std::string> written = write_golden(plan, decisions, tree.source, a.into);
   for (const std::string& path : written) io.out << "bless: wrote " << path << "\n";
@@ -318,13 +402,18 @@ void setup_bless(CLI::App& app, VerbContext& ctx) {
       "(created_utc, timing, threads.runs_concurrently) stripped, each written atomically, and DIR/blessed.tsv\n"
       "recording the commit. On a terminal: a review of each new or changed run (verdict, first divergence,\n"
       "token diff) asking accept / reject / skip / accept all / quit. Off a terminal: --yes or --run ID.\n"
-      "A golden run missing from EVIDENCE is kept unless --prune. docs/bless.md.\n"
+      "A golden run missing from EVIDENCE is kept unless --prune; on a terminal, bless offers to retire\n"
+      "the ones a new run of the same cell replaced (a parameter change). docs/bless.md.\n"
       "Exit: 0 written (or nothing to change), 1 some run rejected or skipped, 2 bad input, no terminal\n"
       "without --yes/--run, an unconfirmed regression, or a dirty work tree.");
-  cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->required();
-  cmd->add_option("--into", a->into, "Golden directory (e.g. golden/fixture); created if missing")->required();
+  cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->type_name("PATH")->required();
+  cmd->add_option("--into", a->into, "Golden directory (e.g. golden/fixture); created if missing, with its parents")
+      ->type_name("DIR")
+      ->required();
   cmd->add_flag("--yes", a->yes, "Bless every new or changed run without asking (e.g. in CI)");
-  cmd->add_option("--run", a->runs, "Bless only this run (repeatable); every other run keeps its golden")->allow_extra_args(false);
+  cmd->add_option("--run", a->runs, "Bless only this run (repeatable); every other run keeps its golden")
+      ->type_name("ID")
+      ->allow_extra_args(false);
   cmd->add_flag("--prune", a->prune, "Remove golden runs the evidence does not have (with --run: only the named ones)");
   cmd->add_flag("--accept-regressions", a->accept_regressions, "Bless runs whose diff verdict is regression without the extra confirmation");
   cmd->add_flag("--allow-dirty", a->allow_dirty, "Bless although tracked files outside DIR have uncommitted changes");

@@ -8,6 +8,7 @@
 #include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
 #include "compare/evidence_diff.hpp"
+#include "compare/run_pairing.hpp"
 #include "evidence/evidence_consistency.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
@@ -20,6 +21,8 @@ struct DiffOptions {
   std::string golden;    // an evidence file or a directory of them
   std::string evidence;  // the new evidence
   bool json = false;
+  bool brief = false;  // one line per run that parted, and the summary
+  std::string pair_by = kDefaultPairBy;  // keys that pair runs across a parameter change; "none": by id only
   double prob_tolerance = kDefaultProbTolerance;
   std::string junit;        // write a JUnit XML report here (empty: none)
   std::string annotations;  // "github": print workflow-command annotations (empty: none)
@@ -32,18 +35,27 @@ void check_diff_options(const DiffOptions& a) {
     throw UsageError("--annotations " + a.annotations + ": allowed: github (GitHub Actions ::error/::warning lines)");
   if (!a.annotations.empty() && a.json)
     throw UsageError("--annotations and --json both print on stdout; drop one (--junit FILE goes with either)");
+  if (a.brief && a.json) throw UsageError("--brief and --json both choose what stdout holds; drop one");
   if (a.junit_given) check_output_file("--junit", a.junit, {a.golden, a.evidence});
+}
+
+std::vector<std::string> pair_keys(const std::string& list) {
+  if (list == "none") return {};
+  return parse_pair_by(list, "--pair-by");
 }
 
 int run_diff(const DiffOptions& a, Console& io) {
   check_diff_options(a);
+  const std::vector<std::string> keys = pair_keys(a.pair_by);  // checked before any file is read
   const std::vector<EvidenceFile> golden = read_golden(a.golden);
   const EvidenceFile current = read_evidence_file(a.evidence);
-  const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance});
+  const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance, keys});
   print_unchecked_texts(golden, io.err);
   print_unchecked_texts(current.path, current.evidence, io.err);
   if (a.json)
     io.out << json_document_text(diff_to_json(d)) << "\n";
+  else if (a.brief)
+    io.out << format_diff_brief(d);
   else
     io.out << format_diff_text(d);
   if (a.annotations == "github") io.out << diff_to_github_annotations(d);
@@ -62,20 +74,36 @@ void setup_diff(CLI::App& app, VerbContext& ctx) {
       "is explained: first divergent step, both tokens with their probabilities in both runs, the\n"
       "margin there, and a verdict (regression, kept-set change, sampler/RNG change, parameter\n"
       "change, near-tie; docs/diff.md). Environment differences are listed as likely causes.\n"
-      "Exit: 0 agree, 1 differ (or runs missing/extra), 2 bad input.");
-  cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")->required();
-  cmd->add_option("EVIDENCE", a->evidence, "New evidence file (written by genrepro run)")->required();
+      "Runs whose ids differ but that ran the same cell (--pair-by) are paired and explained as a\n"
+      "parameter change; a pair still fails. 'genrepro help diff' is this text.\n"
+      "Exit: 0 agree, 1 differ (or runs missing, extra or paired), 2 bad input.");
+  cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")
+      ->type_name("PATH")
+      ->required();
+  cmd->add_option("EVIDENCE", a->evidence, "New evidence file (written by genrepro run)")->type_name("PATH")->required();
   cmd->add_flag("--json", a->json, "Print the machine-readable report (schema genrepro.diff/1, docs/diff.md)");
+  cmd->add_flag("--brief", a->brief, "One line per run that parted (differing, paired, missing, extra), then the summary");
+  cmd->add_option("--pair-by", a->pair_by,
+                  "Pair a golden run the evidence lacks with a new run the golden lacks when they share these\n"
+                  "keys, and explain the pair (\"parameter change: top_p 0.9 \u2192 0.95\", the first divergence, the\n"
+                  "nucleus sizes, the stop); a pair still fails (exit 1). Keys: experiment, prompt, position\n"
+                  "(the run's place among its prompt's runs), or any params key (seed, temperature, ...);\n"
+                  "none: match by id only")
+      ->type_name("KEY,...")
+      ->capture_default_str();
   cmd->add_option("--prob-tolerance", a->prob_tolerance,
                   "Absolute tolerance for every compared probability (docs/diff.md says why the default)")
+      ->type_name("FLOAT")
       ->capture_default_str();
   CLI::Option* junit = cmd->add_option("--junit", a->junit,
                                        "Also write a JUnit XML report to FILE: one test case per run; a differing,\n"
-                                       "missing or extra run is a failure naming the verdict, the token and both probabilities")
-                           ->type_name("FILE");
+                                       "missing, extra or paired run is a failure naming the verdict, the token and both probabilities;\n"
+                                       "missing parent directories are created")
+                           ->type_name("PATH");
   cmd->add_option("--annotations", a->annotations,
                   "github: also print one GitHub Actions ::error line per failing run (and a ::warning for\n"
-                  "environment differences), which the workflow shows as annotations");
+                  "environment differences), which the workflow shows as annotations")
+      ->type_name("github");
   on_verb(*cmd, ctx, [a, &ctx, junit] {
     a->junit_given = junit->count() > 0;
     ctx.exit_code = run_diff(*a, ctx.io);

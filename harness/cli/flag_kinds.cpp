@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "evidence/numerics_record.hpp"
 #include "util/errors.hpp"
@@ -120,6 +121,18 @@ void read_numbers_as_decimal(CLI::App& app) {
           return std::string();
         },
         "", "decimal"));
+  }
+}
+
+void name_path_placeholders(CLI::App& app) {
+  // What each path flag holds, the same word in every verb (CLI11 alone shows TEXT for them).
+  constexpr std::pair<const char*, const char*> kPlaceholders[] = {
+      {"model", "DIR"}, {"out", "PATH"}, {"golden", "PATH"}, {"into", "DIR"}, {"input", "PATH"}, {"tokenizer-dir", "DIR"}};
+  for (CLI::App* verb : app.get_subcommands([](const CLI::App*) { return true; })) name_path_placeholders(*verb);
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_name() != "TEXT" || opt->get_lnames().empty()) continue;
+    for (const auto& [flag, placeholder] : kPlaceholders)
+      if (opt->get_lnames().front() == flag) opt->type_name(placeholder);
   }
 }
 

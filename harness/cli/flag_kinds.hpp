@@ -57,4 +57,8 @@ std::string checked_real_text(const std::string& flag, const std::string& text);
 // checked_real_text. Called once on the whole app, so no verb can forget it.
 void read_numbers_as_decimal(CLI::App& app);
 
+// Gives every path-valued option still shown as TEXT its placeholder (--model DIR, --out PATH,
+// --golden PATH, --into DIR, --input PATH), so help reads the same in every verb.
+void name_path_placeholders(CLI::App& app);
+
 }  // namespace genrepro::cli

@@ -11,6 +11,7 @@
 #include "cli/numerics_flags.hpp"
 #include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
+#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "spec/sampling_params.hpp"
 
@@ -20,7 +21,8 @@ namespace {
 
 struct GenerateOptions {
   ModelChoice model;
-  std::string prompt;
+  std::optional<std::string> prompt;       // "-": standard input
+  std::optional<std::string> prompt_file;  // a file holding the prompt
   int64_t max_new_tokens = 50;
   bool no_cache = false;
   bool ids = false;
@@ -94,6 +96,25 @@ RunParams run_params_from(const GenerateOptions& o) {
   return p;
 }
 
+// A prompt is text to continue; a few KB at most fill GPT-2's 1,024-token context (the context
+// check refuses longer ones later). The limit is experiment files' (1 MiB), so an endless pipe
+// ends there instead of filling memory.
+inline constexpr uint64_t kMaxPromptBytes = kMaxExperimentBytes;
+
+// --prompt TEXT, --prompt - (standard input) or --prompt-file PATH: exactly one. The text is used
+// as read, trailing newline included: the prompt is exactly the bytes given.
+std::string prompt_from(const GenerateOptions& o, Console& io) {
+  if (o.prompt.has_value() == o.prompt_file.has_value())
+    throw UsageError(std::string(o.prompt ? "--prompt and --prompt-file both give the prompt; give one"
+                                          : "give the text to continue: --prompt TEXT, --prompt - (standard input) or --prompt-file PATH"));
+  if (o.prompt && *o.prompt != kStdinPath) return *o.prompt;
+  const std::string flag = o.prompt ? "--prompt -" : "--prompt-file " + *o.prompt_file;
+  const BoundedRead read = o.prompt ? read_bounded(io.in, kMaxPromptBytes) : read_bounded(*o.prompt_file, kMaxPromptBytes);
+  if (!read.ok()) throw UsageError(flag + ": " + read.problem + "; give a text file of at most 1 MiB holding the prompt");
+  if (read.text.empty()) throw UsageError(flag + ": empty; the prompt must hold at least one character");
+  return read.text;
+}
+
 }  // namespace
 
 void setup_generate(CLI::App& app, VerbContext& ctx) {
@@ -104,12 +125,19 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
       "-> pick -> stop at EOS or the cap). Prints prompt + continuation, or the new ids with --ids.\n"
       "Mode: greedy (argmax) unless a sampling flag (--temperature, --top-k, --top-p, --seed,\n"
       "--sampler-order, --top-p-rule, --rng) is given; --temperature 0 is greedy. A sampled run\n"
-      "without --seed uses seed 0, so every run is reproducible.");
+      "without --seed uses seed 0, so every run is reproducible.\n"
+      "KV cache: generate uses it unless --no-cache, while experiment files default to use_cache:\n"
+      "false (recompute, the article's); both give the same tokens (run --check-equivalence).\n"
+      "llama.cpp's spellings work too: -p, -n, -s, --temp.");
   add_model_flags(*cmd, o->model);
-  cmd->add_option("--prompt", o->prompt, "Text to continue")->required();
-  cmd->add_option("--max-new-tokens", o->max_new_tokens, "Cap on new tokens (0: only the first prediction)")
+  cmd->add_option("--prompt,-p", o->prompt, "Text to continue; - reads it from standard input (at most 1 MiB)");
+  cmd->add_option("--prompt-file", o->prompt_file, "Read the text to continue from this file (at most 1 MiB, used as is)")
+      ->type_name("PATH");
+  cmd->add_option("--max-new-tokens,-n", o->max_new_tokens, "Cap on new tokens (0: only the first prediction)")
       ->capture_default_str();
-  cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence every step (the article's use_cache=False)");
+  cmd->add_flag("--no-cache", o->no_cache,
+                "Recompute the whole sequence every step (the article's use_cache=False) [default: the KV cache;\n"
+                "experiment files default to use_cache false]");
   cmd->add_flag("--ids", o->ids, "Print only the new token ids as a JSON array");
   cmd->add_flag("--stream", o->stream,
                 "Print the text as the tokens arrive (the default when stdout is a terminal; not with --ids)");
@@ -119,10 +147,11 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
                   "[default: the CPUs this process may use (affinity, cgroup quota), at most 8]");
   add_numerics_flags(*cmd, o->numerics);
   cmd->add_flag("--greedy", o->greedy, "Argmax every step (the default when no sampling flag is given)");
-  cmd->add_option("--temperature", o->temperature, "Divide logits by T >= 0 (0: greedy) [default 1 when sampling]");
+  cmd->add_option("--temperature,--temp", o->temperature, "Divide logits by T >= 0 (0: greedy) [default 1 when sampling]");
   cmd->add_option("--top-k", o->top_k, "Keep the k largest logits (0: off) [default 0]");
   cmd->add_option("--top-p", o->top_p, "Nucleus: keep the smallest set reaching p, p in (0, 1] (1: off) [default 1]");
-  cmd->add_option("--seed", o->seed, "Seed of the run's CPU generator: an integer in [0, 2^64) [default 0]");
+  cmd->add_option("--seed,-s", o->seed, "Seed of the run's CPU generator: an integer in [0, 2^64) [default 0]")
+      ->type_name("UINT64");
   cmd->add_option("--sampler-order", o->sampler_order,
                   "Stages in order, comma-separated, from temperature,top_k,top_p [default temperature,top_k,top_p;\n"
                   "llama.cpp's default puts temperature last: top_k,top_p,temperature]");
@@ -135,7 +164,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     GenerateRequest request;
     request.params = run_params_from(*o);
     request.model = o->model;
-    request.prompt = o->prompt;
+    request.prompt = prompt_from(*o, ctx.io);
     request.threads = o->threads ? checked_threads("--threads", *o->threads) : default_threads();
     request.numerics = numerics_request_from(o->numerics);
     request.numerics.threads_asked = o->threads;

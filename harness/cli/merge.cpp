@@ -33,8 +33,10 @@ void setup_merge(CLI::App& app, VerbContext& ctx) {
       "Join the evidence files of the shards of one run (genrepro run --shard I/N) into the evidence\n"
       "the unsharded run gives. Refuses files from different environments, models or experiments,\n"
       "and names any run that is missing or given twice.");
-  cmd->add_option("files", o->files, "Evidence files of the shards")->required();
-  cmd->add_option("--out", o->out, "Where to write the merged evidence (atomically)")->required();
+  cmd->add_option("files", o->files, "Evidence files of the shards")->type_name("PATH...")->required();
+  cmd->add_option("--out", o->out, "Where to write the merged evidence (atomically; missing parent directories are created)")
+      ->type_name("PATH")
+      ->required();
   on_verb(*cmd, ctx, [o, &ctx] {
     run_merge(*o, ctx.io);
     ctx.exit_code = 0;

@@ -147,6 +147,7 @@ void setup_plan(CLI::App& app, VerbContext& ctx) {
                   "at most 1000000)")
       ->capture_default_str();
   cmd->add_option("--shard", o->shard, "Show shard I of N: the runs whose index % N == I-1 (as run --shard)")
+      ->type_name("I/N")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads, "Runs at once, for the time estimate (as run --threads)")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the plan as JSON (schema genrepro.plan/1)");

@@ -51,7 +51,9 @@ void setup_replay(CLI::App& app, VerbContext& ctx) {
       "outside the kept set, and the step where this build's own pick would part. Drift is measured\n"
       "over the whole run, also after the paths would diverge (docs/diff.md, \"replay\").\n"
       "Exit: 0 every run within --logprob-tolerance, 1 beyond, 2 bad input or other weights.");
-  cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")->required();
+  cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")
+      ->type_name("PATH")
+      ->required();
   add_model_flags(*cmd, a->model, "; must hold the golden's weights (sha256)");
   cmd->add_flag("--json", a->json, "Print the machine-readable report (schema genrepro.replay/1, docs/diff.md)");
   cmd->add_option("--logprob-tolerance", a->logprob_tolerance,

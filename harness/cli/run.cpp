@@ -83,11 +83,15 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
       "run",
       "Run experiment files and write evidence.json: every run's parameters, prompt and output ids,\n"
       "text, stop reason and per-step records, with the environment and the model's sha256.\n"
-      "Every file is checked before anything runs (docs/experiments.md).");
+      "Every file is checked before anything runs (docs/experiments.md). Experiment files default\n"
+      "to use_cache: false (recompute, the article's), while generate uses the KV cache unless\n"
+      "--no-cache; both give the same tokens (--check-equivalence).");
   cmd->add_option("experiments", o->experiments, "Experiment files (JSON), e.g. experiments/article/*.json")->required();
   add_model_flags(*cmd, o->model);
   cmd->add_option("--out", o->out, "Where to write the evidence (atomically, after the last run; until then the finished runs\n"
-                  "are kept in <out>.checkpoint: docs/resume.md)")->capture_default_str();
+                  "are kept in <out>.checkpoint: docs/resume.md); missing parent directories are created")
+      ->type_name("PATH")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   "Cores to use: BLAS threads of a batch, or batches at once (docs/numerics.md); the\n"
                   "evidence's runs do not depend on it [default: the CPUs this process may use (affinity,\n"
@@ -99,6 +103,7 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
       ->capture_default_str();
   cmd->add_option("--shard", o->shard,
                   "Run shard I of N: the runs whose index % N == I-1 (join shards with genrepro merge)")
+      ->type_name("I/N")
       ->capture_default_str();
   cmd->add_option("--top-candidates", o->top_candidates,
                   "Candidates recorded per step, overriding every experiment's record.top_candidates");

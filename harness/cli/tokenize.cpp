@@ -86,7 +86,7 @@ void setup_tokenize(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--input", o->input,
                   "JSON-lines file (- for standard input): {\"text\": \"...\"} per line, or with --decode\n"
                   "a JSON array of ids per line; output is one line per input line, in order")
-      ->type_name("FILE");
+      ->type_name("PATH");
   cmd->add_flag("--decode", o->decode, "Go from ids to text");
   on_verb(*cmd, ctx, [o, &ctx] {
     run_tokenize(*o, ctx.io);

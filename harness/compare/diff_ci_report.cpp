@@ -125,9 +125,21 @@ std::string run_difference_line(const RunDiff& r) {
   return line;
 }
 
+std::string pair_difference_line(const PairedRun& p) {
+  std::string line = "paired run " + p.golden_id + " \u2192 " + p.new_id + ": " + pair_verdict(p);
+  if (p.diff.divergence) {
+    const Divergence& d = *p.diff.divergence;
+    line += "; parts at " + new_token_label(d.step) + ": " + describe_token("golden", d.golden, "p", d.golden.prob_in_golden) +
+            ", " + describe_token("new", d.current, "p", d.current.prob_in_new);
+  } else {
+    line += "; the same tokens";
+  }
+  return line + " (other ids: still a failure of the gate)";
+}
+
 std::string diff_to_junit(const EvidenceDiff& diff) {
-  const std::size_t cases = diff.runs.size() + diff.missing.size() + diff.extra.size();
-  const std::size_t failures = diff.differing() + diff.missing.size() + diff.extra.size();
+  const std::size_t cases = diff.runs.size() + diff.pairs.size() + diff.missing.size() + diff.extra.size();
+  const std::size_t failures = diff.differing() + diff.pairs.size() + diff.missing.size() + diff.extra.size();
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<testsuites name=\"genrepro diff\" tests=\"" << cases << "\" failures=\"" << failures
@@ -142,7 +154,8 @@ std::string diff_to_junit(const EvidenceDiff& diff) {
     const std::string type = json_name(r.verdict);
     testcase(xml, r.id, r.verdict == Verdict::agree ? nullptr : &type, "run " + r.id + ": " + run_difference_line(r));
   }
-  const std::string missing = "missing", extra = "extra";
+  const std::string missing = "missing", extra = "extra", paired = "paired";
+  for (const PairedRun& p : diff.pairs) testcase(xml, p.golden_id, &paired, pair_difference_line(p));
   for (const std::string& id : diff.missing)
     testcase(xml, id, &missing, "missing run " + id + ": in golden, not in the new evidence");
   for (const std::string& id : diff.extra)
@@ -160,6 +173,9 @@ std::string diff_to_github_annotations(const EvidenceDiff& diff) {
     out += "::error file=" + annotation_property(file) + ",title=" + annotation_property("genrepro diff " + r.id) +
            "::" + annotation_escape("run " + r.id + ": " + run_difference_line(r)) + "\n";
   }
+  for (const PairedRun& p : diff.pairs)
+    out += "::error file=" + annotation_property(file) + ",title=" + annotation_property("genrepro diff " + p.golden_id) +
+           "::" + annotation_escape(pair_difference_line(p)) + "\n";
   for (const std::string& id : diff.missing)
     out += "::error title=genrepro diff missing run::" + annotation_escape("missing run " + id + ": in golden, not in " + file) + "\n";
   for (const std::string& id : diff.extra)

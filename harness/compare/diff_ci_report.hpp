@@ -22,5 +22,8 @@ std::string diff_to_github_annotations(const EvidenceDiff& diff);
 // The one-line explanation of a differing run that both formats carry, e.g.
 // "regression at new token 6 (steps[5]): golden token 30 \" t30\" (p 0.7), new token 31 \" t31\" (p 0.2)".
 std::string run_difference_line(const RunDiff& run);
+// The same for a pair of runs across a parameter change: both ids, "parameter change: top_p 0.9 →
+// 0.95", where the tokens part. JUnit makes each pair one failing test case (type "paired").
+std::string pair_difference_line(const PairedRun& pair);
 
 }  // namespace genrepro

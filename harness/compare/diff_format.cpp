@@ -3,6 +3,7 @@
 
 #include "evidence/value_text.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -22,6 +23,31 @@ std::string fmt_prob(std::optional<double> p) {
 }
 
 std::string fmt_kept(std::optional<int64_t> k) { return k ? std::to_string(*k) : "-"; }
+
+// Above this many differing runs (or pairs) the text groups them by cause: one full block per
+// cause, one line for each further run (30 regressions of one cause were 744 lines).
+constexpr std::size_t kGroupAbove = 10;
+
+// Checksums, versions and paths are shown whole (cutting a sha256 in the middle hides the very
+// digits a person compares); only values longer than this (torch_config, loaded libraries) are
+// summarized, and --json keeps them whole.
+constexpr std::size_t kMaxWholeChars = 200;
+
+std::string show_whole(const OrderedJson& j) {
+  const std::string s = show_json(j);
+  return s.size() <= kMaxWholeChars ? s : show_value(j);
+}
+
+std::string stop_text(StopReason reason, int64_t step) {
+  if (reason == StopReason::eos) return "eos at new token " + std::to_string(step);
+  return std::string(to_string(reason)) + " after " + std::to_string(step) + " new tokens";
+}
+
+std::string fmt_mean(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
 
 std::string show_token(const TokenAtStep& t) {
   if (!t.id) return "(no token: the run had stopped)";
@@ -55,10 +81,92 @@ void write_run(std::ostream& o, const RunDiff& r) {
   }
 }
 
+// One line for a differing run: its verdict, where, and the two tokens there.
+std::string run_brief(const RunDiff& r) {
+  std::string s = to_string(r.verdict);
+  if (r.divergence) {
+    const Divergence& d = *r.divergence;
+    s += " at " + new_token_label(d.step) + ": golden " + show_token(d.golden) + ", new " + show_token(d.current);
+  } else if (r.first_difference_step) {
+    s += " at " + new_token_label(*r.first_difference_step);
+  } else {
+    s += ": " + r.reason;
+  }
+  return s;
+}
+
 void write_block(std::ostream& o, const char* heading, const std::vector<ValueDifference>& differences) {
   if (differences.empty()) return;
   o << heading << "\n";
-  for (const ValueDifference& e : differences) o << "  " << e.path << ": " << show_value(e.golden) << " -> " << show_value(e.current) << "\n";
+  for (const ValueDifference& e : differences) o << "  " << e.path << ": " << show_whole(e.golden) << " -> " << show_whole(e.current) << "\n";
+}
+
+// One line: where a pair's tokens part (or that they do not).
+std::string pair_tokens_line(const PairedRun& p) {
+  const RunDiff& d = p.diff;
+  if (!d.divergence) return d.verdict == Verdict::agree ? "the same tokens, every output agrees" : "the same tokens; " + d.reason;
+  const Divergence& v = *d.divergence;
+  return "parts at " + new_token_label(v.step) + ": golden " + show_token(v.golden) + " p " + fmt_prob(v.golden.prob_in_golden) +
+         ", new " + show_token(v.current) + " p " + fmt_prob(v.current.prob_in_new) + " (" + to_string(d.verdict) + ")";
+}
+
+std::string pair_effect_line(const PairedRun& p) {
+  std::string s = "nucleus (kept): ";
+  if (p.shared_steps)
+    s += "mean " + fmt_mean(p.golden_kept_mean) + " \u2192 " + fmt_mean(p.new_kept_mean) + " over new tokens 1-" +
+         std::to_string(p.shared_steps) + " (same context)";
+  if (p.golden_kept_median && p.new_kept_median)
+    s += std::string(p.shared_steps ? ", " : "") + "median " + fmt_mean(*p.golden_kept_median) + " \u2192 " +
+         fmt_mean(*p.new_kept_median) + " over each run";
+  s += "; stop: ";
+  if (p.golden_stop == p.new_stop && p.golden_stop_step == p.new_stop_step)
+    s += "the same (" + stop_text(p.golden_stop, p.golden_stop_step) + ")";
+  else
+    s += stop_text(p.golden_stop, p.golden_stop_step) + " \u2192 " + stop_text(p.new_stop, p.new_stop_step);
+  return s;
+}
+
+// Pairs grouped by their change, in first-seen order; three lines a pair.
+void write_pairs(std::ostream& o, const EvidenceDiff& diff) {
+  std::vector<std::string> changes;
+  for (const PairedRun& p : diff.pairs)
+    if (std::find(changes.begin(), changes.end(), p.change) == changes.end()) changes.push_back(p.change);
+  for (const std::string& change : changes) {
+    const auto n = std::count_if(diff.pairs.begin(), diff.pairs.end(), [&](const PairedRun& p) { return p.change == change; });
+    const PairedRun* first = &*std::find_if(diff.pairs.begin(), diff.pairs.end(), [&](const PairedRun& p) { return p.change == change; });
+    o << pair_verdict(*first) << " (" << n << (n == 1 ? " pair" : " pairs")
+      << " of runs paired by " << show_json(OrderedJson(diff.pair_by)) << "; other ids, so each still fails the gate)\n";
+    for (const PairedRun& p : diff.pairs) {
+      if (p.change != change) continue;
+      o << "  paired run " << p.golden_id << " \u2192 " << p.new_id << "\n    " << pair_tokens_line(p) << "\n    "
+        << pair_effect_line(p) << "\n";
+    }
+  }
+}
+
+// Differing runs: each in full, or, when there are many, grouped by verdict and cause with the
+// first run of a group in full and one line for each further one.
+void write_runs(std::ostream& o, const EvidenceDiff& diff) {
+  std::vector<const RunDiff*> differing;
+  for (const RunDiff& r : diff.runs)
+    if (r.verdict != Verdict::agree) differing.push_back(&r);
+  if (differing.size() <= kGroupAbove) {
+    for (const RunDiff* r : differing) write_run(o, *r);
+    return;
+  }
+  std::vector<std::pair<Verdict, std::string>> causes;
+  for (const RunDiff* r : differing)
+    if (std::find(causes.begin(), causes.end(), std::make_pair(r->verdict, r->cause)) == causes.end())
+      causes.emplace_back(r->verdict, r->cause);
+  for (const auto& [verdict, cause] : causes) {
+    std::vector<const RunDiff*> group;
+    for (const RunDiff* r : differing)
+      if (r->verdict == verdict && r->cause == cause) group.push_back(r);
+    o << to_string(verdict) << " (" << group.size() << (group.size() == 1 ? " run" : " runs") << "): " << cause << "\n";
+    write_run(o, *group.front());
+    if (group.size() > 1) o << "  and " << group.size() - 1 << " more run(s) with this cause:\n";
+    for (std::size_t i = 1; i < group.size(); ++i) o << "    run " << group[i]->id << ": " << run_brief(*group[i]) << "\n";
+  }
 }
 
 template <class T>
@@ -113,6 +221,8 @@ std::string diff_summary_line(const EvidenceDiff& diff) {
   for (Verdict v : kDifferVerdicts)
     if (std::size_t c = diff.count(v)) kinds += (kinds.empty() ? "" : ", ") + std::to_string(c) + " " + to_string(v);
   if (!kinds.empty()) s += " (" + kinds + ")";
+  if (!diff.pairs.empty())
+    s += "; " + std::to_string(diff.pairs.size()) + " paired across a parameter change (other ids: not a pass)";
   s += "; " + std::to_string(diff.missing.size()) + " missing, " + std::to_string(diff.extra.size()) + " extra";
   s += "; prob tolerance " + show_delta(diff.prob_tolerance);
   return s;
@@ -120,8 +230,8 @@ std::string diff_summary_line(const EvidenceDiff& diff) {
 
 std::string format_diff_text(const EvidenceDiff& diff) {
   std::ostringstream o;
-  for (const RunDiff& r : diff.runs)
-    if (r.verdict != Verdict::agree) write_run(o, r);
+  write_runs(o, diff);
+  write_pairs(o, diff);
   for (const std::string& id : diff.missing) o << "missing run " << id << ": in golden, not in the new evidence\n";
   for (const std::string& id : diff.extra) o << "extra run " << id << ": in the new evidence, not in golden\n";
   write_block(o, "numerics mode differs (docs/numerics.md; a likely cause, not a failure):", diff.numerics);
@@ -131,11 +241,58 @@ std::string format_diff_text(const EvidenceDiff& diff) {
   return o.str();
 }
 
+std::string format_diff_brief(const EvidenceDiff& diff) {
+  std::ostringstream o;
+  for (const RunDiff& r : diff.runs)
+    if (r.verdict != Verdict::agree) o << "run " << r.id << ": " << run_brief(r) << "\n";
+  for (const PairedRun& p : diff.pairs) {
+    o << "paired run " << p.golden_id << " \u2192 " << p.new_id << ": " << pair_verdict(p) << "; ";
+    if (p.diff.divergence)
+      o << "parts at " << new_token_label(p.diff.divergence->step) << "\n";
+    else
+      o << "the same tokens\n";
+  }
+  for (const std::string& id : diff.missing) o << "missing run " << id << "\n";
+  for (const std::string& id : diff.extra) o << "extra run " << id << "\n";
+  const std::size_t context = diff.numerics.size() + diff.environment.size() + diff.provenance.size();
+  if (context)
+    o << "numerics, environment, provenance: " << diff.numerics.size() << ", " << diff.environment.size() << ", "
+      << diff.provenance.size() << " difference(s) (likely causes, not failures; listed without --brief)\n";
+  o << diff_summary_line(diff) << "\n";
+  return o.str();
+}
+
+namespace {
+
+OrderedJson pair_json(const PairedRun& p) {
+  const auto stop = [](StopReason r, int64_t step) { return OrderedJson{{"reason", to_string(r)}, {"step", step}}; };
+  return {{"golden_id", p.golden_id},
+          {"new_id", p.new_id},
+          {"verdict", pair_verdict(p)},
+          {"change", differences_json(p.diff.params)},
+          {"cause", json_name(p.diff.verdict)},
+          {"reason", p.diff.reason},
+          {"first_difference_step", optional_json(p.diff.first_difference_step)},
+          {"divergence", divergence_json(p.diff.divergence)},
+          {"kept",
+           {{"shared_steps", p.shared_steps},
+            {"golden_mean", p.shared_steps ? OrderedJson(p.golden_kept_mean) : OrderedJson()},
+            {"new_mean", p.shared_steps ? OrderedJson(p.new_kept_mean) : OrderedJson()},
+            {"golden_median", optional_json(p.golden_kept_median)},
+            {"new_median", optional_json(p.new_kept_median)}}},
+          {"stop", {{"golden", stop(p.golden_stop, p.golden_stop_step)}, {"new", stop(p.new_stop, p.new_stop_step)}}},
+          {"max_prob_difference", p.diff.max_prob_difference}};
+}
+
+}  // namespace
+
 OrderedJson diff_to_json(const EvidenceDiff& diff) {
   OrderedJson verdicts = OrderedJson::object();
   for (Verdict v : kDifferVerdicts) verdicts[json_name(v)] = diff.count(v);
   OrderedJson runs = OrderedJson::array();
   for (const RunDiff& r : diff.runs) runs.push_back(run_json(r));
+  OrderedJson pairs = OrderedJson::array();
+  for (const PairedRun& p : diff.pairs) pairs.push_back(pair_json(p));
   return {{"schema", "genrepro.diff/1"},
           {"agree", diff.agree()},
           {"prob_tolerance", diff.prob_tolerance},
@@ -147,10 +304,13 @@ OrderedJson diff_to_json(const EvidenceDiff& diff) {
             {"differ", diff.differing()},
             {"missing", diff.missing.size()},
             {"extra", diff.extra.size()},
+            {"paired", diff.pairs.size()},
             {"verdicts", verdicts}}},
           {"runs", runs},
           {"missing", diff.missing},
           {"extra", diff.extra},
+          {"pair_by", diff.pair_by},
+          {"pairs", pairs},
           {"numerics", differences_json(diff.numerics)},
           {"environment", differences_json(diff.environment)},
           {"provenance", differences_json(diff.provenance)}};

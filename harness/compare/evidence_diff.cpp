@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compare/diff_format.hpp"
+#include "compare/run_pairing.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -101,7 +102,72 @@ void check_tolerance(double tolerance) {
                      show_delta(kDefaultProbTolerance) + ")");
 }
 
+std::optional<double> median_kept(const RunRecord& r) {
+  std::vector<int64_t> kept;
+  for (const StepRecord& s : r.result.steps) kept.push_back(s.kept);
+  if (kept.empty()) return std::nullopt;
+  std::sort(kept.begin(), kept.end());
+  const std::size_t m = kept.size() / 2;
+  return kept.size() % 2 ? static_cast<double>(kept[m]) : (kept[m - 1] + kept[m]) / 2.0;
+}
+
+// Moves the runs `pair_by` pairs out of missing and extra, into pairs.
+void pair_missing_with_extra(const std::vector<EvidenceFile>& golden, const EvidenceFile& current, EvidenceDiff& diff) {
+  std::vector<const RunRecord*> g, n;
+  for (const EvidenceFile& f : golden)
+    for (const RunRecord& r : f.evidence.runs) g.push_back(&r);
+  for (const RunRecord& r : current.evidence.runs) n.push_back(&r);
+  std::set<std::string> paired_golden, paired_new;
+  for (const RunPair& p : pair_runs(g, n, diff.pair_by)) {
+    diff.pairs.push_back(describe_pair(*p.golden, *p.current, diff.prob_tolerance));
+    paired_golden.insert(p.golden->id);
+    paired_new.insert(p.current->id);
+  }
+  const auto drop = [](std::vector<std::string>& ids, const std::set<std::string>& paired) {
+    ids.erase(std::remove_if(ids.begin(), ids.end(), [&](const std::string& id) { return paired.count(id) > 0; }), ids.end());
+  };
+  drop(diff.missing, paired_golden);
+  drop(diff.extra, paired_new);
+}
+
 }  // namespace
+
+std::string pair_verdict(const PairedRun& pair) {
+  return "parameter change: " + (pair.change.empty() ? std::string("none (the same parameters under another id)") : pair.change);
+}
+
+PairedRun describe_pair(const RunRecord& golden, const RunRecord& current, double prob_tolerance) {
+  PairedRun p;
+  p.golden_id = golden.id;
+  p.new_id = current.id;
+  p.diff = diff_run(golden, current, prob_tolerance);
+  for (const ValueDifference& d : p.diff.params) {
+    const std::string key = d.path.rfind("params.", 0) == 0 ? d.path.substr(7) : d.path;
+    p.change += (p.change.empty() ? "" : ", ") + key + " " + show_json(d.golden) + " \u2192 " + show_json(d.current);
+  }
+  // The contexts are the same up to and including the divergent step (or the shorter run's end).
+  const std::vector<StepRecord>& gs = golden.result.steps;
+  const std::vector<StepRecord>& ns = current.result.steps;
+  const std::size_t common = std::min(gs.size(), ns.size());
+  const std::size_t shared = p.diff.divergence ? std::min<std::size_t>(common, static_cast<std::size_t>(p.diff.divergence->step) + 1) : common;
+  double gsum = 0, nsum = 0;
+  for (std::size_t k = 0; k < shared; ++k) {
+    gsum += static_cast<double>(gs[k].kept);
+    nsum += static_cast<double>(ns[k].kept);
+  }
+  p.shared_steps = shared;
+  if (shared) {
+    p.golden_kept_mean = gsum / static_cast<double>(shared);
+    p.new_kept_mean = nsum / static_cast<double>(shared);
+  }
+  p.golden_kept_median = median_kept(golden);
+  p.new_kept_median = median_kept(current);
+  p.golden_stop = golden.result.stop_reason;
+  p.golden_stop_step = golden.result.stop_step;
+  p.new_stop = current.result.stop_reason;
+  p.new_stop_step = current.result.stop_step;
+  return p;
+}
 
 const char* to_string(Verdict v) {
   switch (v) {
@@ -162,6 +228,8 @@ EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const Eviden
   }
   for (const RunRecord& r : new_runs)
     if (!golden_ids.count(r.id)) diff.extra.push_back(r.id);
+  diff.pair_by = options.pair_by;
+  if (!diff.pair_by.empty() && !diff.missing.empty() && !diff.extra.empty()) pair_missing_with_extra(golden, current, diff);
   return diff;
 }
 

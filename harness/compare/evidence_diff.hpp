@@ -68,6 +68,9 @@ struct RunDiff {
   std::string id;
   Verdict verdict = Verdict::agree;
   std::string reason;  // one sentence: what decided the verdict
+  // The reason without this run's numbers (step, sizes, |dp|): runs with the same verdict and
+  // cause are shown as one group when many runs differ (diff_format.cpp).
+  std::string cause;
   // First step with any difference (tokens, kept, probabilities beyond tolerance, token text);
   // empty when the difference is run-level only (text, stop, params).
   std::optional<int64_t> first_difference_step;
@@ -81,8 +84,36 @@ struct RunDiff {
 // How many differing fields a RunDiff lists (the count is always complete).
 inline constexpr std::size_t kMaxListedFields = 20;
 
+// A golden run and the new run that replaced it in the same experiment cell (run_pairing.hpp):
+// what changed, where the tokens part, and what the change did to the nucleus and the stop.
+struct PairedRun {
+  std::string golden_id;
+  std::string new_id;
+  std::string change;  // every differing parameter (and the prompt): "top_p 0.9 → 0.95, seed 1 → 2"
+  RunDiff diff;        // diff_run(golden, new): first divergence, differing fields, the cause
+  // Nucleus sizes (kept) over the steps both runs took with the same context: up to and
+  // including the first divergent step; the mean of each side. `shared_steps` 0: none.
+  std::size_t shared_steps = 0;
+  double golden_kept_mean = 0;
+  double new_kept_mean = 0;
+  // The median kept over each whole run (after the divergence the contexts differ, so this is
+  // the change's effect on the run, not a like-for-like comparison); empty for a run without steps.
+  std::optional<double> golden_kept_median;
+  std::optional<double> new_kept_median;
+  StopReason golden_stop = StopReason::max_new_tokens;
+  int64_t golden_stop_step = 0;
+  StopReason new_stop = StopReason::max_new_tokens;
+  int64_t new_stop_step = 0;
+};
+// "parameter change: top_p 0.9 → 0.95": the verdict of a pair.
+std::string pair_verdict(const PairedRun& pair);
+PairedRun describe_pair(const RunRecord& golden, const RunRecord& current, double prob_tolerance);
+
 struct EvidenceDiffOptions {
   double prob_tolerance = kDefaultProbTolerance;
+  // Pair missing with extra runs by these keys (run_pairing.hpp; empty: match by id only, as
+  // before pairing existed). `genrepro diff` pairs by kDefaultPairBy unless told otherwise.
+  std::vector<std::string> pair_by;
 };
 
 struct EvidenceDiff {
@@ -90,8 +121,12 @@ struct EvidenceDiff {
   std::vector<std::string> golden_files;
   std::string evidence_file;
   std::vector<RunDiff> runs;         // matched runs, in the golden's order
-  std::vector<std::string> missing;  // in golden, not in the new evidence
-  std::vector<std::string> extra;    // in the new evidence, not in golden
+  std::vector<std::string> missing;  // in golden, not in the new evidence, and in no pair
+  std::vector<std::string> extra;    // in the new evidence, not in golden, and in no pair
+  // A golden id absent from the new evidence whose experiment cell a new id took (pair_by):
+  // out of missing and extra, and still failing the gate (agree() is false while any exist).
+  std::vector<PairedRun> pairs;
+  std::vector<std::string> pair_by;  // the keys the pairs were made by (empty: no pairing)
   // Listed beside the verdicts as likely causes; never counted as failures. Volatile fields
   // (created_utc, timing, environment.threads.runs_concurrently) are never compared at all.
   std::vector<ValueDifference> environment;
@@ -102,7 +137,7 @@ struct EvidenceDiff {
 
   std::size_t differing() const;
   std::size_t count(Verdict v) const;
-  bool agree() const { return differing() == 0 && missing.empty() && extra.empty(); }
+  bool agree() const { return differing() == 0 && missing.empty() && extra.empty() && pairs.empty(); }
 };
 
 // Every run of `golden` matched by id with `current`'s; throws UsageError for a negative or

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "evidence/value_text.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -92,7 +93,8 @@ std::string replay_summary_line(const ReplayReport& report) {
   std::ostringstream out;
   out << "replay: " << report.runs.size() << " runs, " << report.runs.size() - beyond << " within tolerance "
       << shown(report.logprob_tolerance) << ", " << beyond << " beyond; max |Δ log p| " << shown(report.logp.max);
-  if (!report.max_run.empty()) out << " (" << report.max_run << " step " << report.logp.max_step.value_or(0) << ")";
+  // Steps named as every verb names them (evidence/value_text.hpp): "new token 4 (steps[3])".
+  if (!report.max_run.empty()) out << " (" << report.max_run << " at " << new_token_label(report.logp.max_step.value_or(0)) << ")";
   out << ", mean " << shown(report.logp.mean()) << " over " << report.logp.compared << " compared; max |Δ log p_t1| "
       << shown(report.logp_unfiltered.max) << "; " << report.logp.infinite << " golden tokens outside the kept set";
   return out.str();
@@ -108,16 +110,17 @@ std::string format_replay_text(const ReplayReport& report) {
                        const std::string& max_step, const std::string& mean, const std::string& max_t1,
                        const std::string& outside, const std::string& own, const std::string& verdict) {
     out << std::left << std::setw(static_cast<int>(id_width)) << id << "  " << std::setw(9) << path << std::right
-        << std::setw(10) << steps << std::setw(13) << max << std::setw(8) << max_step << std::setw(13) << mean
+        << std::setw(10) << steps << std::setw(13) << max << std::setw(10) << max_step << std::setw(13) << mean
         << std::setw(13) << max_t1 << std::setw(9) << outside << std::setw(11) << own << "  " << verdict << "\n";
   };
-  row("run", "forward", "steps", "max|dlogp|", "at step", "mean|dlogp|", "max|dlogp1|", "outside", "own pick", "");
+  // "at token" and "own pick" count new tokens from 1, as "new token N" does everywhere else.
+  row("run", "forward", "steps", "max|dlogp|", "at token", "mean|dlogp|", "max|dlogp1|", "outside", "own pick", "");
   for (const ReplayRun& r : report.runs) {
     row(r.id, r.use_cache ? "cached" : "recompute",
         r.first_prediction ? std::to_string(r.logp.compared + r.logp.infinite) + " top" : std::to_string(r.steps),
-        shown(r.logp.max), r.logp.max_step ? std::to_string(*r.logp.max_step) : "-", shown(r.logp.mean()),
+        shown(r.logp.max), r.logp.max_step ? std::to_string(*r.logp.max_step + 1) : "-", shown(r.logp.mean()),
         shown(r.logp_unfiltered.max), std::to_string(r.outside_kept()),
-        r.first_prediction ? "-" : r.own_choice_diverges_at ? "step " + std::to_string(*r.own_choice_diverges_at) : "same",
+        r.first_prediction ? "-" : r.own_choice_diverges_at ? "token " + std::to_string(*r.own_choice_diverges_at + 1) : "same",
         r.within(report.logprob_tolerance) ? "ok" : "BEYOND");
   }
   for (const ModelMismatch& m : report.model_mismatches) out << "warning: " << describe_mismatch(m) << "\n";

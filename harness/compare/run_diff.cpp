@@ -300,8 +300,10 @@ class RunComparer {
 
   // ----- the verdict (precedence documented in docs/diff.md) -----
 
-  void set(Verdict v, std::string reason) {
+  // `cause`: the reason without the run's own numbers; empty when the reason has none.
+  void set(Verdict v, std::string reason, std::string cause = {}) {
     out_.verdict = v;
+    out_.cause = cause.empty() ? reason : std::move(cause);
     out_.reason = std::move(reason);
   }
 
@@ -322,7 +324,8 @@ class RunComparer {
     //    it also flipped a near-tie.
     if (r.first && at.model_beyond && !params_differ_in(kModelShapingParams))
       return set(Verdict::regression, "the model's distribution changed beyond tolerance" + step + " (max |dp| " +
-                                          show_delta(at.max_abs) + " at " + at.worst_path + ") with the same temperature");
+                                          show_delta(at.max_abs) + " at " + at.worst_path + ") with the same temperature",
+                 "the model's distribution changed beyond tolerance with the same temperature");
     if (r.prompt_ids_differ) return set(Verdict::regression, "the same prompt encodes to different ids: the tokenizer changed");
     // 2. The filter kept a different set.
     if (params_differ_in(kKeptSetParams))
@@ -330,27 +333,33 @@ class RunComparer {
     if (r.first && at.kept_differs)
       return set(Verdict::kept_set_change, "the kept set differs" + step + " (" + std::to_string(g_steps()[*r.first].kept) + " vs " +
                                                std::to_string(n_steps()[*r.first].kept) +
-                                               " tokens) with the same parameters: the top-p boundary moved");
+                                               " tokens) with the same parameters: the top-p boundary moved",
+                 "the kept set differs with the same parameters: the top-p boundary moved");
     // 3. The sampler or its RNG was configured differently.
     if (params_differ_in(kSamplerParams))
       return set(Verdict::sampler_change, "the sampler/RNG parameters differ (" + params_named(kSamplerParams) + ")");
     if (r.first && at.final_beyond)
       return set(Verdict::regression, "the sampler's final distribution changed beyond tolerance" + step + " (max |dp| " +
                                           show_delta(at.max_abs) + " at " + at.worst_path +
-                                          ") with the same parameters and kept set");
+                                          ") with the same parameters and kept set",
+                 "the sampler's final distribution changed beyond tolerance with the same parameters and kept set");
     // 4. Same distribution (within tolerance), another token.
     if (r.first && r.token_differs_at_divergence && at.token_differs) return classify_other_token(at, step);
     // 5. The same tokens, but the run stopped or read differently.
     if (r.one_stopped_first || r.stop_differs) {
       if (params_differ_in(kStopParams))
         return set(Verdict::params_change, "the stop parameters differ (" + params_named(kStopParams) + ")");
-      return set(Verdict::regression, "the same tokens but a different stop" + step + " with the same stop parameters");
+      return set(Verdict::regression, "the same tokens but a different stop" + step + " with the same stop parameters",
+                 "the same tokens but a different stop with the same stop parameters");
     }
-    if (r.first && at.token_text_differs) return set(Verdict::regression, "a token decodes to different text" + step + ": the decoder changed");
+    if (r.first && at.token_text_differs)
+      return set(Verdict::regression, "a token decodes to different text" + step + ": the decoder changed",
+                 "a token decodes to different text: the decoder changed");
     if (r.outputs_differ) return set(Verdict::regression, "the same steps but different output ids or decoded text");
     if (params_differ_in(kListingParams))
       return set(Verdict::params_change, "the listing parameters differ (" + params_named(kListingParams) + ")");
-    set(Verdict::regression, "the runs differ" + step + " with nothing in the parameters to explain it");
+    set(Verdict::regression, "the runs differ" + step + " with nothing in the parameters to explain it",
+        "the runs differ with nothing in the parameters to explain it");
   }
 
   // A different token from a distribution that matches within the tolerance: a near-tie, or a
@@ -361,9 +370,11 @@ class RunComparer {
     const bool identical = at.max_abs == 0;
     if (near_tie(d) && (is_greedy(g_) || !identical))
       return set(Verdict::near_tie, "the two tokens were within tolerance " + show_delta(tol_) + " of each other" + step +
-                                        "; a last-bit difference in the logits can flip them");
+                                        "; a last-bit difference in the logits can flip them",
+                 "the two tokens were within tolerance of each other; a last-bit difference in the logits can flip them");
     set(Verdict::sampler_change, std::string(identical ? "the same distribution (bit-identical)" : "the same distribution (within tolerance)") +
-                                     " gave another token" + step + ": the " + (is_greedy(g_) ? "picker" : "draw") + " changed");
+                                     " gave another token" + step + ": the " + (is_greedy(g_) ? "picker" : "draw") + " changed",
+      std::string("the same distribution gave another token: the ") + (is_greedy(g_) ? "picker" : "draw") + " changed");
   }
 
   const RunRecord& g_;

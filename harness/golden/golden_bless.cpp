@@ -71,6 +71,9 @@ Evidence part_of(const Evidence& e, const std::string& experiment) {
   part.genrepro = e.genrepro;
   part.created_utc = e.created_utc;
   part.environment = e.environment;
+  // How the bits were computed (mode, CPU kernels) is part of what was blessed: without it every
+  // later diff listed "numerics.cpu_kernels: (absent) -> portable" as a likely cause.
+  part.numerics = e.numerics;
   part.model = e.model;
   for (const RunRecord& r : e.runs)
     if (r.experiment == experiment) part.runs.push_back(r);

@@ -78,7 +78,7 @@ const std::vector<CliCase> kCases = {
     {"json", {"replay", "{replay}/evidence.json", "--model", kModel, "--json", "--forward", "cached", "--threads", "2"}, 0,
      R"re("schema": "genrepro.replay/1",\n  "within": true,.*"forward": "cached")re", ""},
     {"tampered_prob", {"replay", "{replay}/tampered_prob.json", "--model", kModel}, 1,
-     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0.105 +2 .* BEYOND\n.*replay: 5 runs, 4 within tolerance 0.0001, 1 beyond)re",
+     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0.105 +3 .* BEYOND\n.*replay: 5 runs, 4 within tolerance 0.0001, 1 beyond)re",
      ""},
     {"tampered_prob_looser_tolerance", {"replay", "{replay}/tampered_prob.json", "--model", kModel, "--logprob-tolerance", "0.2"},
      0, R"re(5 within tolerance 0.2)re", ""},

@@ -3,7 +3,8 @@
 each YAML file is loaded (python3-yaml), every `run:` / `script:` line that calls genrepro is
 taken, the CI variables are given sample values, and the line is checked with
 `genrepro --parse-only ...` (verb, flags, value types; nothing runs). Control: the same check
-refuses a line with a misspelled flag, so it can fail."""
+refuses a line with a misspelled flag, so it can fail. Every recipe's report step passes --golden,
+so the artifact opens with the verdict (issue #24)."""
 import argparse
 import glob
 import os
@@ -47,7 +48,7 @@ def main() -> int:
     ap.add_argument("--binary", required=True)
     ap.add_argument("--source-dir", required=True)
     a = ap.parse_args()
-    failures, checked = [], 0
+    failures, checked, reports = [], 0, 0
     files = sorted(glob.glob(os.path.join(a.source_dir, "ci", "*", "*.yml")))
     if len(files) < 2:
         failures.append(f"expected the GitHub and GitLab recipes, found {files}")
@@ -60,11 +61,17 @@ def main() -> int:
             args = words[words.index("build/genrepro") + 1:]
             rc, err = parses(a.binary, args, a.source_dir)
             checked += 1
+            if args and args[0] == "report":
+                reports += 1
+                if "--golden" not in args:
+                    failures.append(f"{os.path.relpath(path, a.source_dir)}: {line.strip()!r}: the report step has no --golden")
             if rc != 0:
                 failures.append(f"{os.path.relpath(path, a.source_dir)}: {line.strip()!r} does not parse: {err}")
     rc, _ = parses(a.binary, ["diff", "golden/fixture", "evidence.json", "--junitt", "x.xml"], a.source_dir)
     if rc != 2:
         failures.append(f"control: a misspelled flag gave exit {rc}, not 2")
+    if reports < 2:
+        failures.append(f"expected a report step in each recipe, found {reports}")
     if checked < 6:
         failures.append(f"only {checked} genrepro command lines found in the recipes")
     for f in failures:

@@ -194,7 +194,7 @@ TEST_F(Replay, PerturbedGoldenProbabilityShowsAsThatDriftAtThatStep) {
   const std::string text = format_replay_text(report);
   EXPECT_NE(text.find(r.id), std::string::npos) << text;
   EXPECT_NE(text.find("BEYOND"), std::string::npos) << text;
-  EXPECT_NE(text.find("replay: 6 runs, 5 within tolerance 0.0001, 1 beyond; max |Δ log p| 0.01 (" + r.id + " step 3)"),
+  EXPECT_NE(text.find("replay: 6 runs, 5 within tolerance 0.0001, 1 beyond; max |Δ log p| 0.01 (" + r.id + " at new token 4 (steps[3]))"),
             std::string::npos)
       << text;
 }
