@@ -162,7 +162,7 @@ void predict(SensitivityMatrix& m) {
   }
 }
 
-std::string number(double v) {
+std::string three_digits(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
@@ -313,13 +313,13 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
   if (!p.m_star) {
     o << "No run diverged in any cell: there is no flip to predict. The largest |Δ logit margin| on matched steps "
          "(the noise floor) was "
-      << number(p.noise_floor) << ".\n";
+      << three_digits(p.noise_floor) << ".\n";
   } else {
     o << "- flips: " << p.flips << " (run, cell) divergences at " << p.flip_steps << " of the reference's " << p.steps << " steps\n"
-      << "- noise floor (largest |Δ logit margin| on matched steps): " << number(p.noise_floor) << "\n"
-      << "- m* (the largest reference logit margin at a flip): " << number(*p.m_star) << "\n"
+      << "- noise floor (largest |Δ logit margin| on matched steps): " << three_digits(p.noise_floor) << "\n"
+      << "- m* (the largest reference logit margin at a flip): " << three_digits(*p.m_star) << "\n"
       << "- \"logit margin <= m*\" flags " << p.flagged << " steps (" << percent(p.flagged, p.steps) << "): precision "
-      << number(p.precision()) << ", recall " << number(p.recall()) << "\n"
+      << three_digits(p.precision()) << ", recall " << three_digits(p.recall()) << "\n"
       << "  (MarginGate, 2026, verifies only low-margin steps at a 15-50 % trigger rate; here the rule is fitted to "
          "these cells, so its recall is 1 by construction on them: judge it on cells it was not fitted to)\n";
   }
