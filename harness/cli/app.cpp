@@ -13,6 +13,7 @@
 #include "cli/request_checks.hpp"
 #include "cli/run_cli.hpp"
 #include "cli/verbs.hpp"
+#include "util/text_excerpt.hpp"
 #include "evidence/environment.hpp"
 #include "spec/experiment_spec.hpp"
 #include "util/errors.hpp"
@@ -37,9 +38,6 @@ void setup_verbs(CLI::App& app, VerbContext& ctx) {
   setup_env(app, ctx);
   setup_fixture(app, ctx);
 }
-
-// libtorch's c10::Error carries a multi-line backtrace; the first line says what happened.
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // The BLAS the engine would compute with: the library the loader resolves libblas.so.3 to (the
 // engine library links it the same way), opened alone, without libtorch.

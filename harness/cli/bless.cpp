@@ -20,6 +20,7 @@
 
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
+#include "util/text_excerpt.hpp"
 #include "compare/run_pairing.hpp"
 #include "evidence/evidence.hpp"
 #include "golden/golden_bless.hpp"
@@ -84,7 +85,6 @@ std::optional<std::string> git_output(const std::vector<std::string>& args) {
   return out;
 }
 
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // A path from `git status --porcelain` (v1): "XY path" or "XY from -> to", quoted when unusual.
 std::string status_path(const std::string& line) {

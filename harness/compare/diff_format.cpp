@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "util/optional_json.hpp"
+
 namespace genrepro {
 
 namespace {
@@ -167,11 +169,6 @@ void write_runs(std::ostream& o, const EvidenceDiff& diff) {
     if (group.size() > 1) o << "  and " << group.size() - 1 << " more run(s) with this cause:\n";
     for (std::size_t i = 1; i < group.size(); ++i) o << "    run " << group[i]->id << ": " << run_brief(*group[i]) << "\n";
   }
-}
-
-template <class T>
-OrderedJson optional_json(const std::optional<T>& v) {
-  return v ? OrderedJson(*v) : OrderedJson();
 }
 
 OrderedJson value_difference_json(const ValueDifference& d) {

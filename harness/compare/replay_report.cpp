@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "evidence/value_text.hpp"
+#include "util/optional_json.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -19,11 +20,6 @@ std::string shown(double v) {
   std::ostringstream out;
   out << std::setprecision(kShownDigits) << v;
   return out.str();
-}
-
-template <class T>
-OrderedJson optional_json(const std::optional<T>& v) {
-  return v ? OrderedJson(*v) : OrderedJson(nullptr);
 }
 
 OrderedJson drift_to_json(const Drift& d) {
