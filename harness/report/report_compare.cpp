@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "golden/article_check.hpp"
 #include "compare/diff_format.hpp"
 #include "compare/evidence_diff.hpp"
+#include "compare/run_pairing.hpp"
 #include "report/report_text.hpp"
 
 namespace genrepro {
@@ -244,9 +246,47 @@ void add_verdict_section(const std::vector<ReportDocument>& documents, const Rep
                           "experiment below."));
 }
 
+// Two files whose runs' ids differ only because a parameter changed (top_p 0.9 -> 0.95 gives
+// every run a new id): the runs only the first holds are paired with those only the second holds
+// by experiment, prompt, seed and grid position (compare/run_pairing.hpp), one row per pair, so
+// the A/B view compares the two settings instead of listing every run as missing from one side.
+// Returns the pairs' change texts by row ("parameter change: top_p 0.9 → 0.95").
+std::map<std::size_t, std::string> pair_rows(const std::vector<ReportDocument>& documents,
+                                             std::vector<std::pair<std::string, std::vector<const RunRecord*>>>& rows) {
+  std::map<std::size_t, std::string> changes;
+  if (documents.size() != 2) return changes;
+  std::vector<const RunRecord*> only_a, only_b;
+  for (const auto& [id, runs] : rows) {
+    if (runs[0] && !runs[1]) only_a.push_back(runs[0]);
+    if (!runs[0] && runs[1]) only_b.push_back(runs[1]);
+  }
+  const std::vector<RunPair> pairs = pair_runs(only_a, only_b, parse_pair_by(kDefaultPairBy, "pairing"));
+  if (pairs.empty()) return changes;
+  std::map<std::string, std::size_t> row_of;
+  for (std::size_t i = 0; i < rows.size(); ++i) row_of[rows[i].first] = i;
+  std::set<std::size_t> absorbed;
+  for (const RunPair& p : pairs) {
+    const std::size_t a = row_of.at(p.golden->id), b = row_of.at(p.current->id);
+    rows[a].first = p.golden->id + " → " + p.current->id;
+    rows[a].second[1] = p.current;
+    absorbed.insert(b);
+    changes[a] = pair_verdict(describe_pair(*p.golden, *p.current, kDefaultProbTolerance));
+  }
+  std::vector<std::pair<std::string, std::vector<const RunRecord*>>> kept;
+  std::map<std::size_t, std::string> moved;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (absorbed.count(i)) continue;
+    if (changes.count(i)) moved[kept.size()] = changes[i];
+    kept.push_back(std::move(rows[i]));
+  }
+  rows = std::move(kept);
+  return moved;
+}
+
 void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<ReportBlock>& out) {
   if (documents.size() < 2) return;
-  const auto rows = runs_by_id(documents);
+  auto rows = runs_by_id(documents);
+  const std::map<std::size_t, std::string> paired = pair_rows(documents, rows);
   const bool shared = std::any_of(rows.begin(), rows.end(), [](const auto& row) {
     return std::count(row.second.begin(), row.second.end(), nullptr) + 1 < static_cast<std::ptrdiff_t>(row.second.size());
   });
@@ -259,7 +299,11 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
                       "Runs matched by id across " + names + ". Every file after the first is compared with " + first +
                           " by genrepro diff's rules (docs/diff.md); highlighted cells differ from " + first +
                           ". Where runs part, each continuation is an excerpt around the first new token that differs, "
-                          "the differing tokens marked \u27E6like this\u27E7."));
+                          "the differing tokens marked \u27E6like this\u27E7." +
+                          (paired.empty() ? std::string()
+                                          : " " + std::to_string(paired.size()) +
+                                                " rows pair two runs whose ids differ because a parameter changed "
+                                                "(same experiment, prompt, seed and grid position; docs/diff.md, \"Pairing across a parameter change\").")));
   ReportTable t;
   t.header = {kRunIdColumn};
   for (const ReportDocument& d : documents) {
@@ -269,7 +313,9 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
   for (std::size_t d = 1; d < documents.size(); ++d) t.header.push_back(documents[d].shown() + " vs " + first);
   t.numeric.assign(t.header.size(), false);
   std::size_t compared = 0, differ = 0;
-  for (const auto& [id, runs] : rows) {
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    const auto& [id, runs] = rows[row];
+    const auto change = paired.find(row);
     std::vector<std::string> cells = {id};
     std::vector<bool> marked = {false};
     std::string experiment;
@@ -293,7 +339,9 @@ void add_ab_section(const std::vector<ReportDocument>& documents, std::vector<Re
       const RunDiff rd = diff_run(*runs[0], *runs[d], kDefaultProbTolerance);
       ++compared;
       differ += rd.verdict != Verdict::agree;
-      cells.push_back(rd.verdict == Verdict::agree ? "agree" : std::string(to_string(rd.verdict)) + " at " + first_difference(rd));
+      std::string verdict = rd.verdict == Verdict::agree ? "agree" : std::string(to_string(rd.verdict)) + " at " + first_difference(rd);
+      if (change != paired.end() && d == 1) verdict = change->second + "; " + (rd.divergence ? "the tokens part at " + first_difference(rd) : "the same tokens");
+      cells.push_back(verdict);
       marked.push_back(rd.verdict != Verdict::agree);
     }
     add_row(t, std::move(cells), {experiment_heading(experiment)}, std::move(marked));

@@ -138,5 +138,20 @@ TEST(DiffPairBy, UnknownKeyIsOneLineNamingTheAllowedKeys) {
                Stderr::one_line});
 }
 
+// The report's A/B view pairs the same way: one row per pair (golden id → new id) with the
+// parameter change, none of the 60 runs listed as missing from one file.
+TEST_F(DiffPairing, TheReportSideBySidePairsTheRunsToo) {
+  const std::string out = *scratch_ / "report";
+  const CliResult r = genrepro({"report", golden(), current(), "--out", out, "--label", "p09", "--label", "p095"});
+  ASSERT_EQ(r.exit, 0) << r.out << r.err;
+  const std::string md = read_bytes(out + "/report.md");
+  EXPECT_TRUE(Searches(R"re(30 rows pair two runs whose ids differ because a parameter changed)re", md)) << md.substr(0, 4000);
+  std::size_t rows = 0;
+  const std::string verdict = "parameter change: top\\_p 0.9 → 0.95; the ";  // Markdown escapes '_'
+  for (std::size_t at = md.find(verdict); at != std::string::npos; at = md.find(verdict, at + 1)) ++rows;
+  EXPECT_GE(rows, static_cast<std::size_t>(kRuns)) << "every pair's row names the change";
+  EXPECT_FALSE(Searches(R"re(\(not in this file\))re", md)) << "a paired run was listed as missing from one file";
+}
+
 }  // namespace
 }  // namespace genrepro::test
