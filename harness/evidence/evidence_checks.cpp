@@ -11,6 +11,7 @@
 #include <string>
 
 #include "evidence/evidence.hpp"
+#include "evidence/json_number.hpp"
 #include "spec/sampling_params.hpp"
 #include "util/errors.hpp"
 
@@ -33,12 +34,7 @@ constexpr int64_t kMaxVocabSize = int64_t(1) << 24;
 
 std::string show(const std::optional<int64_t>& id) { return id ? std::to_string(*id) : "null"; }
 
-// A double as the file writes it (shortest round-trip text; the writer's strings for non-finite).
-std::string show(double v) {
-  if (std::isnan(v)) return "\"NaN\"";
-  if (std::isinf(v)) return v > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-  return nlohmann::json(v).dump();
-}
+std::string show(double v) { return json_number(v); }
 
 std::string item(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
 

@@ -2,6 +2,7 @@
 // relations, docs/validation.md tabulates them). One function per relation; each names the file,
 // the JSON path, the value found and the value the relation requires.
 #include "evidence/evidence_consistency.hpp"
+#include "evidence/json_number.hpp"
 
 #include <cfloat>
 #include <cmath>
@@ -27,8 +28,6 @@ constexpr std::size_t kShownTextBytes = 60;
 [[noreturn]] void inconsistent(const std::string& file, const std::string& path, const std::string& what) {
   throw EvidenceError(file + ": " + path + ": " + what + "; " + kRegenerateEvidenceHint);
 }
-
-std::string show(double v) { return nlohmann::json(v).dump(); }
 
 std::string show_text(const std::string& s) {
   std::string cut = s;
@@ -70,12 +69,12 @@ void candidates_in_order(const StepRecord& s, const std::string& file, const std
     const Candidate& b = s.top[i];
     if (b.prob_scaled > a.prob_scaled)
       inconsistent(file, at_top(path, i) + ".prob_scaled",
-                   "found " + show(b.prob_scaled) + " after top[" + std::to_string(i - 1) + "].prob_scaled = " + show(a.prob_scaled) +
-                       "; allowed: at most " + show(a.prob_scaled) + " (candidates are listed best first)");
+                   "found " + json_number(b.prob_scaled) + " after top[" + std::to_string(i - 1) + "].prob_scaled = " + json_number(a.prob_scaled) +
+                       "; allowed: at most " + json_number(a.prob_scaled) + " (candidates are listed best first)");
     if (b.prob_scaled < a.prob_scaled && b.prob > a.prob)
       inconsistent(file, at_top(path, i) + ".prob",
-                   "found " + show(b.prob) + " after top[" + std::to_string(i - 1) + "].prob = " + show(a.prob) +
-                       "; allowed: at most " + show(a.prob) + " (a filter keeps the best candidates, never a worse one alone)");
+                   "found " + json_number(b.prob) + " after top[" + std::to_string(i - 1) + "].prob = " + json_number(a.prob) +
+                       "; allowed: at most " + json_number(a.prob) + " (a filter keeps the best candidates, never a worse one alone)");
   }
 }
 
@@ -89,17 +88,17 @@ void derived_values_match(const StepRecord& s, bool greedy, const std::string& f
   for (const Candidate& c : s.top) listed += c.prob_scaled;
   if (std::fabs(s.rest_mass - (1 - listed)) > slack)
     inconsistent(file, path + ".rest_mass",
-                 "found " + show(s.rest_mass) + "; allowed: " + show(1 - listed) + " (1 - the sum of top[].prob_scaled, within " +
-                     show(slack) + ")");
+                 "found " + json_number(s.rest_mass) + "; allowed: " + json_number(1 - listed) + " (1 - the sum of top[].prob_scaled, within " +
+                     json_number(slack) + ")");
   if (s.top.size() >= 2) {
     const double margin = s.top[0].prob_scaled - s.top[1].prob_scaled;
     if (std::fabs(s.margin - margin) > relation_slack(1))
       inconsistent(file, path + ".margin",
-                   "found " + show(s.margin) + "; allowed: " + show(margin) + " (top[0].prob_scaled - top[1].prob_scaled, within " +
-                       show(relation_slack(1)) + ")");
+                   "found " + json_number(s.margin) + "; allowed: " + json_number(margin) + " (top[0].prob_scaled - top[1].prob_scaled, within " +
+                       json_number(relation_slack(1)) + ")");
   } else if (s.margin > s.top[0].prob_scaled + relation_slack(1)) {
     inconsistent(file, path + ".margin",
-                 "found " + show(s.margin) + "; allowed: at most " + show(s.top[0].prob_scaled) +
+                 "found " + json_number(s.margin) + "; allowed: at most " + json_number(s.top[0].prob_scaled) +
                      " (top[0].prob_scaled minus a probability)");
   }
   // A sampled step's kept counts its final distribution's positive entries; greedy's is 1 by
@@ -126,16 +125,16 @@ void chosen_token_matches(const StepRecord& s, const RunRecord& r, const std::st
                      " (a greedy step picks its best candidate)");
   if (greedy && s.prob != s.prob_t1)
     inconsistent(file, path + ".prob",
-                 "found " + show(s.prob) + "; allowed: prob_t1 = " + show(s.prob_t1) +
+                 "found " + json_number(s.prob) + "; allowed: prob_t1 = " + json_number(s.prob_t1) +
                      " (greedy's final distribution is softmax(logits) at T = 1)");
   if (!j) return;
   const Candidate& c = s.top[*j];
   const std::string entry = at_top(path, *j);
   if (s.prob != c.prob)
-    inconsistent(file, path + ".prob", "found " + show(s.prob) + "; allowed: " + entry + ".prob = " + show(c.prob) + " (the chosen token's entry)");
+    inconsistent(file, path + ".prob", "found " + json_number(s.prob) + "; allowed: " + entry + ".prob = " + json_number(c.prob) + " (the chosen token's entry)");
   if (table_temperature == 1 && s.prob_t1 != c.prob_scaled)
     inconsistent(file, path + ".prob_t1",
-                 "found " + show(s.prob_t1) + "; allowed: " + entry + ".prob_scaled = " + show(c.prob_scaled) +
+                 "found " + json_number(s.prob_t1) + "; allowed: " + entry + ".prob_scaled = " + json_number(c.prob_scaled) +
                      " (the chosen token's entry; the table's temperature is 1)");
   if (s.token_text != c.text)
     inconsistent(file, path + ".token_text",

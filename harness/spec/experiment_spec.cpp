@@ -8,6 +8,7 @@
 
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
+#include "util/joined.hpp"
 #include "util/json_text.hpp"
 #include "spec/sampling_params.hpp"
 #include "util/sha256.hpp"
@@ -45,12 +46,6 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
-  return out;
-}
-
 std::string shown(const json& v) {
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > kShownValueChars) s = s.substr(0, kShownValueChars) + "...";
@@ -77,9 +72,9 @@ std::string allowed_for(const std::string& key) {
   if (key == "top_k") return "an integer >= 0 (0 turns top-k off)";
   if (key == "top_p") return "a number in (0, 1] (1 turns top-p off)";
   if (key == "seed") return seed_allowed();
-  if (key == "sampler_order") return "a list of distinct stages from {" + join(sampler_stage_names(), ", ") + "}";
-  if (key == "top_p_rule") return "one of {" + join(top_p_rule_names(), ", ") + "}";
-  if (key == "rng") return "one of {" + join(rng_names(), ", ") + "}";
+  if (key == "sampler_order") return "a list of distinct stages from {" + joined(sampler_stage_names(), ", ") + "}";
+  if (key == "top_p_rule") return "one of {" + joined(top_p_rule_names(), ", ") + "}";
+  if (key == "rng") return "one of {" + joined(rng_names(), ", ") + "}";
   if (key == "max_new_tokens") return "an integer >= 0 (0 records only the first prediction)";
   if (key == "stop_at_eos" || key == "use_cache") return "true or false";
   if (key == "top_candidates") return "an integer >= 0";
@@ -111,7 +106,7 @@ class SpecReader {
     for (const auto& item : obj.items()) {
       if (contains(known, item.key())) continue;
       fail(child(where, item.key()), "unknown key" + misplaced_hint(item.key(), level, known) + " (known here: " +
-                                         join(known, ", ") + ")");
+                                         joined(known, ", ") + ")");
     }
   }
 

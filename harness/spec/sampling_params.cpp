@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "util/errors.hpp"
+#include "util/joined.hpp"
 
 namespace genrepro {
 
@@ -23,20 +24,11 @@ std::string number_text(double v) {
   return std::to_string(v);
 }
 
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
-
 std::string allowed_stages() {
-  return "a comma-separated list of distinct stages from {" + join(sampler_stage_names(), ", ") + "}";
+  return "a comma-separated list of distinct stages from {" + joined(sampler_stage_names(), ", ") + "}";
 }
 
-std::string one_of(const std::vector<std::string>& names) { return "one of {" + join(names, ", ") + "}"; }
+std::string one_of(const std::vector<std::string>& names) { return "one of {" + joined(names, ", ") + "}"; }
 
 template <class Enum, size_t N>
 std::vector<std::string> names_of(const std::array<Enum, N>& all) {
@@ -122,7 +114,7 @@ std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<Param
     const auto in_order = [&](SamplerStage stage) {
       return std::find(s.sampler_order.begin(), s.sampler_order.end(), stage) != s.sampler_order.end();
     };
-    const std::string order = join(stage_names(s.sampler_order), ",");
+    const std::string order = joined(stage_names(s.sampler_order), ",");
     if (s.temperature != 1 && s.temperature > 0 && !in_order(SamplerStage::temperature))
       problems.push_back({"sampler_order", order,
                           "an order that contains temperature, since temperature is " + number_text(s.temperature)});
