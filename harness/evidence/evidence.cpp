@@ -33,16 +33,16 @@ OrderedJson step_to_json(const StepRecord& s) {
     top.push_back({{"id", c.id}, {"text", c.text}, {"prob", real_to_json(c.prob)}, {"prob_scaled", real_to_json(c.prob_scaled)}});
   }
   OrderedJson j = {{"step", s.step},
-                   {"token_id", s.token_id ? OrderedJson(*s.token_id) : OrderedJson(nullptr)},
-                   {"token_text", s.token_text},
-                   {"prob", real_to_json(s.prob)},
-                   {"prob_t1", real_to_json(s.prob_t1)},
-                   {"kept", s.kept},
-                   {"top", top},
-                   {"rest_mass", real_to_json(s.rest_mass)},
-                   {"margin", real_to_json(s.margin)},
-                   {"logit_margin", real_to_json(s.logit_margin)},
-                   {"entropy", real_to_json(s.entropy)}};
+          {"token_id", s.token_id ? OrderedJson(*s.token_id) : OrderedJson(nullptr)},
+          {"token_text", s.token_text},
+          {"prob", real_to_json(s.prob)},
+          {"prob_t1", real_to_json(s.prob_t1)},
+          {"kept", s.kept},
+          {"top", top},
+          {"rest_mass", real_to_json(s.rest_mass)},
+          {"margin", real_to_json(s.margin)},
+          {"logit_margin", real_to_json(s.logit_margin)},
+          {"entropy", real_to_json(s.entropy)}};
   // Issue 23: a framework run's stages (an article run has none, and its steps are as ever).
   if (!s.stages.empty()) {
     OrderedJson stages = OrderedJson::array();
