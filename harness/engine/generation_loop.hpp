@@ -9,6 +9,7 @@
 
 #include "evidence/run_record.hpp"
 #include "spec/run_params.hpp"
+#include "engine/framework_sampler.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/samplers.hpp"
 #include "engine/token_picker.hpp"
@@ -55,6 +56,7 @@ class GenerationRun {
 
  private:
   void check_stop();
+  void advance_framework(const torch::Tensor& logits);
 
   RunParams params_;
   int64_t eos_token_id_;
@@ -62,8 +64,11 @@ class GenerationRun {
   TokenText token_text_;
   TokenObserver on_token_;
   bool greedy_;
-  SamplerChain chain_;
+  SamplerChain chain_;                   // the article's chain (framework article)
   std::unique_ptr<TokenPicker> picker_;  // seeded once per run, like the article's rng
+  // Framework hf or llama.cpp (issue 23): the framework's chain and draw, fed this run's own
+  // history (ids_), so batched runs each keep theirs.
+  std::unique_ptr<FrameworkSampler> framework_;
   std::vector<int64_t> ids_;
   GenerationResult result_;
   bool finished_ = false;

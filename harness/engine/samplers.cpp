@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "util/errors.hpp"
+
 namespace genrepro {
 
 namespace {
@@ -15,6 +17,7 @@ std::unique_ptr<ChainStage> make_top_p_stage(TopPRule rule, double p) {
   switch (rule) {
     case TopPRule::article: return std::make_unique<TopPStage>(p);
     case TopPRule::hf: return std::make_unique<TopPHfStage>(p);
+    case TopPRule::llama_cpp: break;  // framework llama.cpp's (llama_cpp_chain.hpp)
   }
   throw std::logic_error("TopPRule out of range");  // a bug: every enumerator is handled above
 }
@@ -24,6 +27,7 @@ std::unique_ptr<ChainStage> make_stage(SamplerStage stage, const SamplingParams&
     case SamplerStage::temperature: return std::make_unique<TemperatureStage>(params.temperature);
     case SamplerStage::top_k: return std::make_unique<TopKStage>(params.top_k);
     case SamplerStage::top_p: return make_top_p_stage(params.top_p_rule, params.top_p);
+    default: break;  // the frameworks' stages are framework_sampler.hpp's
   }
   throw std::logic_error("SamplerStage out of range");  // a bug: every enumerator is handled above
 }
@@ -188,6 +192,11 @@ std::vector<std::string> SamplerChain::names() const {
 }
 
 SamplerChain build_sampler_chain(const SamplingParams& params) {
+  if (params.framework != Framework::article)
+    throw SpecError(std::string("the ") + to_string(params.framework) +
+                    " chain reads the run's token history and draws with its own RNG: it is a FrameworkSampler "
+                    "(engine/framework_sampler.hpp), not a SamplerChain; this verb does not run framework " +
+                    to_string(params.framework) + " yet");
   std::vector<std::unique_ptr<ChainStage>> stages;
   for (SamplerStage stage : params.sampler_order) stages.push_back(make_stage(stage, params));
   return SamplerChain(std::move(stages));

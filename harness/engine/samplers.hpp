@@ -99,6 +99,7 @@ class SamplerChain {
 
 // The chain `params.sampler_order` names, with params' temperature, top_k, top_p and top_p_rule.
 // `params` is a validated plan (check_run_params): the stages and the rule are already typed.
+// An hf or llama.cpp run has no SamplerChain (engine/framework_sampler.hpp): SpecError.
 SamplerChain build_sampler_chain(const SamplingParams& params);
 
 }  // namespace genrepro

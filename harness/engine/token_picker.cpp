@@ -82,6 +82,9 @@ std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params) {
   switch (params.rng) {
     case Rng::torch: return std::make_unique<TorchMultinomialPicker>(params.seed);
     case Rng::portable: return std::make_unique<PortablePicker>(params.seed);
+    case Rng::llama_cpp:
+      throw SpecError("rng llama.cpp is the dist stage of llama.cpp's chain (engine/framework_sampler.hpp), "
+                      "not a picker of a [V] distribution");
   }
   throw std::logic_error("Rng out of range");  // a bug: every enumerator is handled above
 }

@@ -32,7 +32,7 @@ OrderedJson step_to_json(const StepRecord& s) {
   for (const Candidate& c : s.top) {
     top.push_back({{"id", c.id}, {"text", c.text}, {"prob", real_to_json(c.prob)}, {"prob_scaled", real_to_json(c.prob_scaled)}});
   }
-  return {{"step", s.step},
+  OrderedJson j = {{"step", s.step},
           {"token_id", s.token_id ? OrderedJson(*s.token_id) : OrderedJson(nullptr)},
           {"token_text", s.token_text},
           {"prob", real_to_json(s.prob)},
@@ -43,6 +43,13 @@ OrderedJson step_to_json(const StepRecord& s) {
           {"margin", real_to_json(s.margin)},
           {"logit_margin", real_to_json(s.logit_margin)},
           {"entropy", real_to_json(s.entropy)}};
+  // Issue 23: a framework run's stages (an article run has none, and its steps are as ever).
+  if (!s.stages.empty()) {
+    OrderedJson stages = OrderedJson::array();
+    for (const StageKept& k : s.stages) stages.push_back({{"stage", k.stage}, {"kept", k.kept}});
+    j["stages"] = std::move(stages);
+  }
+  return j;
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "spec/experiment_spec.hpp"
+#include "spec/framework_params.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"
 #include "util/sha256.hpp"
@@ -52,11 +54,36 @@ std::optional<std::size_t> listed_at(const StepRecord& s) {
 // from softmax(logits) and keeps 1.
 bool picks_argmax(const RunParams& p) { return p.sampling.mode == DecodeMode::greedy || p.sampling.temperature == 0; }
 
+bool is_framework_run(const RunParams& p) { return p.sampling.framework != Framework::article; }
+
+// Issue 23: a framework stage that moves logits by the history or a list (penalties, biases,
+// bans, masks) or keeps tokens by another score than the logit (typical) can give a token a higher
+// final probability than a better-by-logit one; the article's filters never do.
+bool may_reorder(const RunParams& p) {
+  if (!is_framework_run(p)) return false;
+  for (SamplerStage s : active_stages(p.sampling, picks_argmax(p))) {
+    switch (s) {
+      case SamplerStage::sequence_bias:
+      case SamplerStage::repetition_penalty:
+      case SamplerStage::no_repeat_ngram_size:
+      case SamplerStage::bad_words_ids:
+      case SamplerStage::min_length:
+      case SamplerStage::min_new_tokens:
+      case SamplerStage::suppress_tokens:
+      case SamplerStage::typical_p:
+      case SamplerStage::logit_bias:
+      case SamplerStage::penalties: return true;
+      default: break;
+    }
+  }
+  return false;
+}
+
 // The writer lists the best candidates by logit (torch::topk); prob_scaled = softmax(logits / T)
 // is monotone in the logit, so it never rises along the list (equal values are ties, in any id
 // order). The final distribution keeps a best-by-logit subset, so prob never rises either, except
 // across a tie, where a filter may keep one of two equal tokens.
-void candidates_in_order(const StepRecord& s, const std::string& file, const std::string& path) {
+void candidates_in_order(const StepRecord& s, bool reordering, const std::string& file, const std::string& path) {
   std::map<int64_t, std::size_t> seen;
   for (std::size_t i = 0; i < s.top.size(); ++i) {
     const auto [it, fresh] = seen.emplace(s.top[i].id, i);
@@ -71,7 +98,7 @@ void candidates_in_order(const StepRecord& s, const std::string& file, const std
       inconsistent(file, at_top(path, i) + ".prob_scaled",
                    "found " + json_number(b.prob_scaled) + " after top[" + std::to_string(i - 1) + "].prob_scaled = " + json_number(a.prob_scaled) +
                        "; allowed: at most " + json_number(a.prob_scaled) + " (candidates are listed best first)");
-    if (b.prob_scaled < a.prob_scaled && b.prob > a.prob)
+    if (!reordering && b.prob_scaled < a.prob_scaled && b.prob > a.prob)
       inconsistent(file, at_top(path, i) + ".prob",
                    "found " + json_number(b.prob) + " after top[" + std::to_string(i - 1) + "].prob = " + json_number(a.prob) +
                        "; allowed: at most " + json_number(a.prob) + " (a filter keeps the best candidates, never a worse one alone)");
@@ -112,6 +139,9 @@ void derived_values_match(const StepRecord& s, bool greedy, const std::string& f
                      " (the candidates with prob > 0 are all kept)");
 }
 
+void chosen_entry_matches(const StepRecord& s, std::size_t listed, double table_temperature, const std::string& file,
+                          const std::string& path, bool is_listed);
+
 // The chosen token's entries are copies of one float32 value (final_p, softmax at T = 1), so they
 // agree exactly; greedy picks the argmax, which topk lists first (or ties with the first).
 void chosen_token_matches(const StepRecord& s, const RunRecord& r, const std::string& file, const std::string& path) {
@@ -119,6 +149,21 @@ void chosen_token_matches(const StepRecord& s, const RunRecord& r, const std::st
   const bool greedy = picks_argmax(r.params);
   const double table_temperature = r.params.sampling.temperature > 0 ? r.params.sampling.temperature : 1.0;
   const std::optional<std::size_t> j = listed_at(s);
+  if (is_framework_run(r.params)) {
+    // A framework's greedy picks the best of its processed distribution (penalties may move it
+    // off the raw argmax): no listed candidate has a larger final probability.
+    if (!j) return;
+    if (greedy) {
+      for (std::size_t i = 0; i < s.top.size(); ++i)
+        if (s.top[i].prob > s.top[*j].prob)
+          inconsistent(file, path + ".token_id",
+                       "found " + std::to_string(*s.token_id) + " (prob " + json_number(s.top[*j].prob) +
+                           "); allowed: a token no listed candidate beats, but " + at_top(path, i) + ".prob = " +
+                           json_number(s.top[i].prob) + " (a greedy step picks the best of its final distribution)");
+    }
+    chosen_entry_matches(s, *j, table_temperature, file, path, true);
+    return;
+  }
   if (greedy && !s.top.empty() && (!j || s.top[*j].prob_scaled != s.top[0].prob_scaled))
     inconsistent(file, path + ".token_id",
                  "found " + std::to_string(*s.token_id) + "; allowed: top[0].id = " + std::to_string(s.top[0].id) +
@@ -128,8 +173,15 @@ void chosen_token_matches(const StepRecord& s, const RunRecord& r, const std::st
                  "found " + json_number(s.prob) + "; allowed: prob_t1 = " + json_number(s.prob_t1) +
                      " (greedy's final distribution is softmax(logits) at T = 1)");
   if (!j) return;
-  const Candidate& c = s.top[*j];
-  const std::string entry = at_top(path, *j);
+  chosen_entry_matches(s, *j, table_temperature, file, path, true);
+}
+
+// The chosen token's listed entry carries its prob, prob_t1 and text.
+void chosen_entry_matches(const StepRecord& s, std::size_t listed, double table_temperature, const std::string& file,
+                          const std::string& path, bool is_listed) {
+  if (!is_listed) return;
+  const Candidate& c = s.top[listed];
+  const std::string entry = at_top(path, listed);
   if (s.prob != c.prob)
     inconsistent(file, path + ".prob", "found " + json_number(s.prob) + "; allowed: " + entry + ".prob = " + json_number(c.prob) + " (the chosen token's entry)");
   if (table_temperature == 1 && s.prob_t1 != c.prob_scaled)
@@ -139,6 +191,43 @@ void chosen_token_matches(const StepRecord& s, const RunRecord& r, const std::st
   if (s.token_text != c.text)
     inconsistent(file, path + ".token_text",
                  "found " + show_text(s.token_text) + "; allowed: " + entry + ".text = " + show_text(c.text) + " (the chosen token's entry)");
+}
+
+// Issue 23: an article step lists no stages; a framework step lists the stages its params make
+// run (active_stages), in order, each keeping at least one token and at most what the stage before
+// it kept, and the last at least the step's kept (a positive probability needs a finite logit).
+void stages_match(const StepRecord& s, const RunRecord& r, int64_t vocab, const std::string& file, const std::string& path) {
+  if (!is_framework_run(r.params)) {
+    if (!s.stages.empty())
+      inconsistent(file, path + ".stages",
+                   "found " + std::to_string(s.stages.size()) + " stages; allowed: none (params.framework is article: the article's chain records no stages)");
+    return;
+  }
+  const std::vector<SamplerStage> expected = active_stages(r.params.sampling, picks_argmax(r.params));
+  if (s.stages.size() != expected.size())
+    inconsistent(file, path + ".stages",
+                 "found " + std::to_string(s.stages.size()) + " stages; allowed: " + std::to_string(expected.size()) + " (" +
+                     [&] {
+                       std::string n;
+                       for (SamplerStage e : expected) n += (n.empty() ? "" : ",") + std::string(to_string(e));
+                       return n.empty() ? std::string("none") : n;
+                     }() + ": the stages params." + std::string("framework ") + to_string(r.params.sampling.framework) + " runs)");
+  int64_t before = vocab;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const std::string at = path + ".stages[" + std::to_string(i) + "]";
+    if (s.stages[i].stage != to_string(expected[i]))
+      inconsistent(file, at + ".stage",
+                   "found " + show_text(s.stages[i].stage) + "; allowed: " + show_text(to_string(expected[i])) + " (the framework's order)");
+    if (s.stages[i].kept < 1 || s.stages[i].kept > before)
+      inconsistent(file, at + ".kept",
+                   "found " + std::to_string(s.stages[i].kept) + "; allowed: an integer from 1 to " + std::to_string(before) +
+                       (i == 0 ? " (vocab_size)" : " (what the stage before kept: stages only remove tokens)"));
+    before = s.stages[i].kept;
+  }
+  if (!expected.empty() && !(picks_argmax(r.params) && r.params.sampling.framework == Framework::hf) && s.kept > before)
+    inconsistent(file, path + ".kept",
+                 "found " + std::to_string(s.kept) + "; allowed: at most " + std::to_string(before) +
+                     " (the last stage's kept: a token the chain removed has no probability)");
 }
 
 // ---- one run ----
@@ -362,6 +451,9 @@ double relation_slack(std::size_t candidates) { return static_cast<double>(candi
 
 void check_consistency(const Evidence& e, const std::string& file) {
   Grids grids(e, file);
+  const int64_t vocab = e.model.config.is_object() && e.model.config.contains("vocab_size") && e.model.config["vocab_size"].is_number_integer()
+                            ? e.model.config["vocab_size"].get<int64_t>()
+                            : std::numeric_limits<int64_t>::max();
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const RunRecord& r = e.runs[i];
     const std::string at = "runs[" + std::to_string(i) + "]";
@@ -371,9 +463,10 @@ void check_consistency(const Evidence& e, const std::string& file) {
     for (std::size_t k = 0; k < r.result.steps.size(); ++k) {
       const StepRecord& s = r.result.steps[k];
       const std::string path = at_step(at, k);
-      candidates_in_order(s, file, path);
-      derived_values_match(s, picks_argmax(r.params), file, path);
+      candidates_in_order(s, may_reorder(r.params), file, path);
+      derived_values_match(s, picks_argmax(r.params) && !(is_framework_run(r.params) && r.params.sampling.framework == Framework::llama_cpp), file, path);
       chosen_token_matches(s, r, file, path);
+      stages_match(s, r, vocab, file, path);
     }
   }
   if (e.runs.empty()) return;

@@ -170,6 +170,14 @@ StepRecord step_from_json(const Fields& f, const OrderedJson& j, const std::stri
   s.margin = f.real(j, path, "margin");
   s.logit_margin = f.real(j, path, "logit_margin");
   s.entropy = f.real(j, path, "entropy");
+  // Issue 23: a framework run's stages, optional (an article run has none).
+  if (j.is_object() && j.contains("stages")) {
+    const OrderedJson& stages = f.array(j, path, "stages");
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+      const std::string at = index(path + ".stages", i);
+      s.stages.push_back({f.string(stages[i], at, "stage"), f.integer(stages[i], at, "kept")});
+    }
+  }
   return s;
 }
 

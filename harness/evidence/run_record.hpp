@@ -17,6 +17,14 @@ struct Candidate {
   double prob_scaled = 0;  // softmax(logits / T) over the whole vocabulary, unfiltered: the article's table
 };
 
+// One stage of a framework run's chain at one step (issue 23): its name (a SamplerStage's, e.g.
+// "repetition_penalty", "top_k") and the tokens still drawable after it (logit above -infinity;
+// llama.cpp: in its candidate array and above -infinity).
+struct StageKept {
+  std::string stage;
+  int64_t kept = 0;
+};
+
 // What the loop saw and did at one step.
 struct StepRecord {
   int64_t step = 0;                 // 0-based index of the new token
@@ -30,6 +38,9 @@ struct StepRecord {
   double margin = 0;        // prob_scaled of the best minus the second-best candidate
   double logit_margin = 0;  // raw logit of the best minus the second-best candidate
   double entropy = 0;       // of the final distribution, in nats
+  // Framework runs only (params.framework hf or llama.cpp): every stage that ran, in order, with
+  // its kept-set count. Empty, and not written, for the article's chain.
+  std::vector<StageKept> stages;
 };
 
 enum class StopReason { eos, max_new_tokens, context_full };

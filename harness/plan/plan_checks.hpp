@@ -29,6 +29,9 @@ inline constexpr uint64_t kEvidenceBytesPerCandidate = 185;
 inline constexpr uint64_t kEvidenceBytesPerStep = 600;
 inline constexpr uint64_t kEvidenceBytesPerRun = 2048;
 inline constexpr uint64_t kEvidenceHeaderBytes = 8192;
+// A framework run's step lists its stages: {"stage": "repetition_penalty", "kept": 50257} with
+// the indent of a step's array entry is at most 80 bytes.
+inline constexpr uint64_t kEvidenceBytesPerStage = 80;
 
 struct EvidenceSizeEstimate {
   uint64_t runs = 0;

@@ -22,6 +22,20 @@ void check_against_model(const ExpandedRun& run, const std::string& file, int64_
                     " is not allowed; allowed: at most " + std::to_string(room) + " for prompts[" +
                     std::to_string(run.prompt_index) + "] (" + std::to_string(prompt_tokens) + " tokens) with " + context);
   }
+  // The frameworks' token lists name ids of this model's vocabulary (issue 23).
+  const FrameworkControls& c = run.params.sampling.controls;
+  const auto check_token = [&](const std::string& key, int64_t id) {
+    if (id >= config.vocab_size)
+      throw SpecError(file + ": " + run.path_of(key) + " holds token id " + std::to_string(id) +
+                      ", which is not allowed; allowed: ids from 0 to " + std::to_string(config.vocab_size - 1) +
+                      " (vocab_size in config.json)");
+  };
+  for (int64_t id : c.suppress_tokens) check_token("suppress_tokens", id);
+  for (const auto& seq : c.bad_words_ids)
+    for (int64_t id : seq) check_token("bad_words_ids", id);
+  for (const SequenceBias& b : c.sequence_bias)
+    for (int64_t id : b.tokens) check_token("sequence_bias", id);
+  for (const TokenBias& b : c.logit_bias) check_token("logit_bias", b.token);
   if (run.params.top_candidates > config.vocab_size) {
     throw SpecError(file + ": record.top_candidates = " + std::to_string(run.params.top_candidates) +
                     " is not allowed; allowed: at most the vocabulary size, " + std::to_string(config.vocab_size));

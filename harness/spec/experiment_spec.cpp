@@ -10,6 +10,7 @@
 #include "util/errors.hpp"
 #include "util/joined.hpp"
 #include "util/json_text.hpp"
+#include "spec/framework_params.hpp"
 #include "spec/sampling_params.hpp"
 #include "util/sha256.hpp"
 
@@ -36,6 +37,9 @@ const std::vector<std::string> kRunKeys = {"mode",       "temperature", "top_k",
                                            "seed",       "sampler_order", "top_p_rule",   "rng",
                                            "max_new_tokens", "stop_at_eos", "use_cache"};
 const std::vector<std::string> kRecordKeys = {"top_candidates"};
+// Issue 23: the key that picks a framework's controls (spec/framework_params.hpp), nested outside
+// every other axis, and the frameworks' own keys (control_keys()), nested inside them.
+const std::string kFrameworkKey = "framework";
 // Keys that may be written at the top level as defaults for every run entry.
 const std::vector<std::string> kInheritedKeys = {"max_new_tokens", "stop_at_eos", "use_cache"};
 // Keys that only mean something when sampling; a greedy entry that sets one is a mistake.
@@ -44,6 +48,29 @@ const std::vector<std::string> kSamplingOnlyKeys = {"temperature", "top_k",     
 
 bool contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+std::vector<std::string> control_key_names() {
+  std::vector<std::string> names;
+  for (const ControlKey& k : control_keys()) names.push_back(k.key);
+  return names;
+}
+
+// Every key a run entry may hold: the article's, framework, the frameworks' controls.
+const std::vector<std::string>& all_run_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = kRunKeys;
+    k.push_back(kFrameworkKey);
+    for (const std::string& c : control_key_names()) k.push_back(c);
+    return k;
+  }();
+  return keys;
+}
+
+bool is_sampling_only(const std::string& key) {
+  if (contains(kSamplingOnlyKeys, key)) return true;
+  const ControlKey* k = find_control_key(key);
+  return k && k->sampling_only;
 }
 
 std::string shown(const json& v) {
@@ -78,6 +105,8 @@ std::string allowed_for(const std::string& key) {
   if (key == "max_new_tokens") return "an integer >= 0 (0 records only the first prediction)";
   if (key == "stop_at_eos" || key == "use_cache") return "true or false";
   if (key == "top_candidates") return "an integer >= 0";
+  if (key == kFrameworkKey) return "one of {" + joined(framework_names(), ", ") + "}";
+  if (find_control_key(key)) return control_allowed(key);
   return "?";
 }
 
@@ -103,10 +132,14 @@ class SpecReader {
 
   void check_keys(const json& obj, const std::string& where, Level level) const {
     const std::vector<std::string>& known = level == Level::top ? kTopKeys : level == Level::run ? kRunKeys : kRecordKeys;
+    const std::vector<std::string>& accepted = level == Level::run ? all_run_keys() : known;
     for (const auto& item : obj.items()) {
-      if (contains(known, item.key())) continue;
-      fail(child(where, item.key()), "unknown key" + misplaced_hint(item.key(), level, known) + " (known here: " +
-                                         joined(known, ", ") + ")");
+      if (contains(accepted, item.key())) continue;
+      // An entry that names a framework lists its keys too; one that does not, the article's (as ever).
+      std::string listed = joined(known, ", ");
+      if (level == Level::run && obj.contains(kFrameworkKey)) listed = joined(accepted, ", ");
+      fail(child(where, item.key()), "unknown key" + misplaced_hint(item.key(), level, accepted) + " (known here: " +
+                                         listed + ")");
     }
   }
 
@@ -119,12 +152,18 @@ class SpecReader {
     return near.empty() ? "" : "; did you mean \"" + near + "\"?";
   }
 
-  // Checks one scalar value of a run key (a grid element or a plain value) at `where`.
-  void check_run_value(const std::string& key, const json& v, const std::string& where) const {
-    RunParams trial;
-    apply_checked_type(key, v, where, trial);
-    for (const ParamProblem& p : check_run_params(trial)) {
-      if (p.field == key) throw SpecError(path_ + ": " + describe_problem(p, where));
+  // Checks one scalar value of a run key (a grid element or a plain value) at `where`, for each
+  // framework the entry may run under.
+  void check_run_value(const std::string& key, const json& v, const std::string& where,
+                       const std::vector<Framework>& frameworks = {Framework::article}) const {
+    for (Framework f : frameworks) {
+      RunParams trial;
+      trial.sampling.mode = DecodeMode::sample;
+      resolve_framework(trial.sampling, f);
+      apply_checked_type(key, v, where, trial);
+      for (const ParamProblem& p : check_run_params(trial)) {
+        if (p.field == key) throw SpecError(path_ + ": " + describe_problem(p, where));
+      }
     }
   }
 
@@ -151,13 +190,20 @@ class SpecReader {
         if (!v[i].is_string()) fail_value(element(where, i), v[i], allowed_for(key));
         names.push_back(v[i].get<std::string>());
       }
-      s.sampler_order = value_or_throw(check_sampler_order(names), path_ + ": " + where);
+      s.sampler_order = value_or_throw(check_framework_order(s.framework, names), path_ + ": " + where);
     } else if (key == "top_p_rule") {
       if (!v.is_string()) fail_value(where, v, allowed_for(key));
-      s.top_p_rule = value_or_throw(check_top_p_rule(v.get<std::string>()), path_ + ": " + where);
+      if (s.framework == Framework::llama_cpp && v == "llama.cpp") s.top_p_rule = TopPRule::llama_cpp;
+      else s.top_p_rule = value_or_throw(check_top_p_rule(v.get<std::string>()), path_ + ": " + where);
     } else if (key == "rng") {
       if (!v.is_string()) fail_value(where, v, allowed_for(key));
-      s.rng = value_or_throw(check_rng(v.get<std::string>()), path_ + ": " + where);
+      if (s.framework == Framework::llama_cpp && v == "llama.cpp") s.rng = Rng::llama_cpp;
+      else s.rng = value_or_throw(check_rng(v.get<std::string>()), path_ + ": " + where);
+    } else if (key == kFrameworkKey) {
+      if (!v.is_string()) fail_value(where, v, allowed_for(key));
+      resolve_framework(s, value_or_throw(check_framework(v.get<std::string>()), path_ + ": " + where));
+    } else if (find_control_key(key)) {
+      if (const auto allowed = read_control(s.controls, key, v)) fail_value(where, v, *allowed);
     } else if (key == "stop_at_eos" || key == "use_cache") {
       if (!v.is_boolean()) fail_value(where, v, allowed_for(key));
       (key == "stop_at_eos" ? p.stop_at_eos : p.use_cache) = v.get<bool>();
@@ -166,12 +212,16 @@ class SpecReader {
 
   // A run key's values: a list expands into the grid, anything else is one value. For
   // sampler_order (itself a list of names) the grid is a list of lists.
-  std::vector<std::pair<json, std::string>> axis_values(const std::string& key, const json& v,
-                                                        const std::string& where) const {
-    const bool is_grid = key == "sampler_order" ? (v.is_array() && !v.empty() && v[0].is_array()) : v.is_array();
+  std::vector<std::pair<json, std::string>> axis_values(const std::string& key, const json& v, const std::string& where,
+                                                        const std::vector<Framework>& frameworks = {Framework::article}) const {
+    // A list-valued control (suppress_tokens, bad_words_ids, ...) is one value per entry, never a grid.
+    const ControlKey* control = find_control_key(key);
+    const bool is_grid = control && control->list_valued ? false
+                         : key == "sampler_order" ? (v.is_array() && !v.empty() && v[0].is_array())
+                                                  : v.is_array();
     std::vector<std::pair<json, std::string>> values;
     if (!is_grid) {
-      check_run_value(key, v, where);
+      check_run_value(key, v, where, frameworks);
       values.emplace_back(v, where);
       return values;
     }
@@ -182,7 +232,7 @@ class SpecReader {
       const std::string at = element(where, i);
       if (key != "sampler_order" && v[i].is_array())
         fail_value(at, v[i], allowed_for(key) + " (lists do not nest)");
-      check_run_value(key, v[i], at);
+      check_run_value(key, v[i], at, frameworks);
       const auto [it, fresh] = first_index.emplace(v[i], i);
       if (!fresh) fail(at, shown(v[i]) + " repeats " + element(where, it->second) + "; list each value once");
       values.emplace_back(v[i], at);
@@ -278,21 +328,42 @@ RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::stri
   } else {
     r.fail_value(child(where, "mode"), mode, allowed_for("mode"));
   }
-  for (const std::string& key : kRunKeys) {
+  // The frameworks this entry runs under (a grid of them, or article), read first: every other
+  // key is checked against each.
+  std::vector<Framework> frameworks = {Framework::article};
+  if (entry.contains(kFrameworkKey)) {
+    const std::string at = child(where, kFrameworkKey);
+    out.keys.push_back(kFrameworkKey);
+    out.axes.push_back(r.axis_values(kFrameworkKey, entry[kFrameworkKey], at));
+    frameworks.clear();
+    for (const auto& value : out.axes.back()) frameworks.push_back(*parse_framework(value.first.get<std::string>()));
+  }
+  std::vector<std::string> keys(kRunKeys.begin(), kRunKeys.end());
+  for (const std::string& c : control_key_names()) keys.push_back(c);
+  for (const std::string& key : keys) {
     if (key == "mode") continue;
     std::string at = child(where, key);
     const json* value = nullptr;
     if (entry.contains(key)) {
       value = &entry[key];
-      if (out.mode == DecodeMode::greedy && contains(kSamplingOnlyKeys, key))
+      if (out.mode == DecodeMode::greedy && is_sampling_only(key))
         r.fail(at, "has no effect with mode \"greedy\" (it always picks the most probable token); remove it, or use mode \"sample\"");
+      if (const ControlKey* control = find_control_key(key)) {
+        for (Framework f : frameworks) {
+          if (framework_has(f, *control)) continue;
+          r.fail(at, std::string("is ") + owners_of(*control) + " control, and this entry's framework is " + to_string(f) +
+                         (entry.contains(kFrameworkKey) ? "; give it in an entry of its framework"
+                                                        : "; add \"framework\": \"" + std::string(control->hf ? "hf" : "llama.cpp") +
+                                                              "\" to the entry"));
+        }
+      }
     } else if (contains(kInheritedKeys, key) && root.contains(key)) {
       value = &root[key];
       at = key;  // inherited: errors point at the top-level key
     }
     if (value == nullptr) continue;
     out.keys.push_back(key);
-    out.axes.push_back(r.axis_values(key, *value, at));
+    out.axes.push_back(r.axis_values(key, *value, at, frameworks));
   }
   if (out.mode == DecodeMode::sample && !entry.contains("seed")) {
     bool all_first_prediction = false;
@@ -363,6 +434,13 @@ nlohmann::ordered_json params_to_json(const RunParams& p) {
   j["stop_at_eos"] = p.stop_at_eos;
   j["use_cache"] = p.use_cache;
   j["top_candidates"] = p.top_candidates;
+  // Issue 23: a framework run records its framework and every control it has, resolved. An
+  // article run writes none of them, so its params (and run id) are what they always were.
+  if (s.framework != Framework::article) {
+    j["framework"] = to_string(s.framework);
+    for (const ControlKey& k : control_keys())
+      if (framework_has(s.framework, k)) j[k.key] = control_to_json(s.controls, k.key);
+  }
   return j;
 }
 
@@ -376,6 +454,14 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
   RunParams p;
   SamplingParams& s = p.sampling;
   const std::string mode = need("mode", &json::is_string, "\"greedy\" or \"sample\"").get<std::string>();
+  // The framework first: it says which names the order, rule and rng may hold, and which controls follow.
+  if (j.is_object() && j.contains("framework")) {
+    const json& f = j["framework"];
+    if (!f.is_string()) throw SpecError(where + ".framework = " + shown(f) + " is not allowed; allowed: a string");
+    s.framework = value_or_throw(check_framework(f.get<std::string>()), where + ".framework");
+    if (s.framework == Framework::article)
+      throw SpecError(where + ".framework = \"article\" is not allowed; allowed: \"hf\" or \"llama.cpp\" (an article run writes no framework)");
+  }
   if (mode != "greedy" && mode != "sample")
     throw SpecError(where + ".mode = \"" + mode + "\" is not allowed; allowed: \"greedy\" or \"sample\"");
   s.mode = mode == "greedy" ? DecodeMode::greedy : DecodeMode::sample;
@@ -389,20 +475,34 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
     if (!stage.is_string()) throw SpecError(where + ".sampler_order: " + shown(stage) + " is not a stage name");
     stages.push_back(stage.get<std::string>());
   }
-  s.sampler_order = value_or_throw(check_sampler_order(stages), where + ".sampler_order");
-  s.top_p_rule = value_or_throw(check_top_p_rule(need("top_p_rule", &json::is_string, "a string").get<std::string>()),
-                                where + ".top_p_rule");
-  s.rng = value_or_throw(check_rng(need("rng", &json::is_string, "a string").get<std::string>()), where + ".rng");
+  s.sampler_order = value_or_throw(check_framework_order(s.framework, stages), where + ".sampler_order");
+  const std::string rule = need("top_p_rule", &json::is_string, "a string").get<std::string>();
+  s.top_p_rule = s.framework == Framework::llama_cpp && rule == "llama.cpp" ? TopPRule::llama_cpp
+                                                                            : value_or_throw(check_top_p_rule(rule), where + ".top_p_rule");
+  const std::string rng = need("rng", &json::is_string, "a string").get<std::string>();
+  s.rng = s.framework == Framework::llama_cpp && rng == "llama.cpp" ? Rng::llama_cpp : value_or_throw(check_rng(rng), where + ".rng");
   p.max_new_tokens = need("max_new_tokens", &json::is_number_integer, "an integer").get<int64_t>();
   p.stop_at_eos = need("stop_at_eos", &json::is_boolean, "true or false").get<bool>();
   p.use_cache = need("use_cache", &json::is_boolean, "true or false").get<bool>();
   p.top_candidates = need("top_candidates", &json::is_number_integer, "an integer").get<int64_t>();
+  if (s.framework != Framework::article) {
+    for (const ControlKey& k : control_keys()) {
+      if (!framework_has(s.framework, k)) continue;
+      if (!j.contains(k.key)) throw SpecError(where + "." + k.key + ": missing");
+      if (const auto allowed = read_control(s.controls, k.key, j[k.key]))
+        throw SpecError(where + "." + k.key + " = " + shown(j[k.key]) + " is not allowed; allowed: " + *allowed);
+    }
+  }
   return p;
 }
 
 std::string run_id(const std::string& experiment, int64_t prompt_index, const std::string& prompt, const RunParams& p) {
   const SamplingParams& s = p.sampling;
-  std::string summary = to_string(s.mode);
+  // A framework run says whose controls it used first ("hf-sample-...", "llamacpp-greedy-...").
+  std::string summary = s.framework == Framework::hf          ? "hf-"
+                        : s.framework == Framework::llama_cpp ? "llamacpp-"
+                                                              : "";
+  summary += to_string(s.mode);
   if (s.mode == DecodeMode::sample) {
     summary += "-t" + short_number(s.temperature);
     if (s.top_k > 0) summary += "-k" + std::to_string(s.top_k);

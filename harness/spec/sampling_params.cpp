@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "spec/framework_params.hpp"
 #include "util/errors.hpp"
 #include "util/joined.hpp"
 
@@ -110,7 +111,8 @@ std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<Param
           {"sampler_order", std::string(to_string(s.sampler_order[i])) + " (repeated)", allowed_stages()});
   }
   // A sampling parameter whose stage the order leaves out would be silently ignored; say so.
-  if (s.mode == DecodeMode::sample) {
+  // (A framework's chain holds every stage: its own check, check_framework_params, says so.)
+  if (s.mode == DecodeMode::sample && s.framework == Framework::article) {
     const auto in_order = [&](SamplerStage stage) {
       return std::find(s.sampler_order.begin(), s.sampler_order.end(), stage) != s.sampler_order.end();
     };
@@ -131,6 +133,8 @@ std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<Param
   if (p.top_candidates < 0)
     problems.push_back({"top_candidates", std::to_string(p.top_candidates), "an integer >= 0"});
   problems.insert(problems.end(), name_problems.begin(), name_problems.end());
+  const std::vector<ParamProblem> framework = check_framework_params(p);
+  problems.insert(problems.end(), framework.begin(), framework.end());
   std::stable_sort(problems.begin(), problems.end(), [](const ParamProblem& a, const ParamProblem& b) {
     return field_rank(a.field) < field_rank(b.field);
   });

@@ -1,0 +1,494 @@
+#include "spec/framework_params.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "util/joined.hpp"
+
+namespace genrepro {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// llama_sampler_init_dist(uint32_t seed): LLAMA_DEFAULT_SEED (0xFFFFFFFF) asks for a random seed.
+constexpr uint64_t kLlamaDefaultSeed = 0xFFFFFFFFu;
+
+std::string number_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::ostringstream out;
+    out.precision(digits);
+    out << v;
+    if (std::isnan(v) || std::strtod(out.str().c_str(), nullptr) == v) return out.str();
+  }
+  return std::to_string(v);
+}
+
+const std::vector<ControlKey> kControlKeys = {
+    // key                    hf     llama  sampling list
+    {"min_p", true, true, true, false},
+    {"typical_p", true, true, true, false},
+    {"repetition_penalty", true, false, false, false},
+    {"no_repeat_ngram_size", true, false, false, false},
+    {"bad_words_ids", true, false, false, true},
+    {"sequence_bias", true, false, false, true},
+    {"suppress_tokens", true, false, false, true},
+    {"min_new_tokens", true, false, false, false},
+    {"min_length", true, false, false, false},
+    {"epsilon_cutoff", true, false, true, false},
+    {"eta_cutoff", true, false, true, false},
+    {"repeat_last_n", false, true, false, false},
+    {"repeat_penalty", false, true, false, false},
+    {"frequency_penalty", false, true, false, false},
+    {"presence_penalty", false, true, false, false},
+    {"logit_bias", false, true, false, true},
+    {"top_n_sigma", false, true, true, false},
+    {"dynatemp_range", false, true, true, false},
+    {"dynatemp_exponent", false, true, true, false},
+    {"min_keep", false, true, true, false},
+};
+
+const std::vector<SamplerStage> kArticleOrder = {SamplerStage::temperature, SamplerStage::top_k, SamplerStage::top_p};
+const std::vector<SamplerStage> kHfOrder = {
+    SamplerStage::sequence_bias, SamplerStage::repetition_penalty, SamplerStage::no_repeat_ngram_size,
+    SamplerStage::bad_words_ids, SamplerStage::min_length,         SamplerStage::min_new_tokens,
+    SamplerStage::suppress_tokens, SamplerStage::temperature,      SamplerStage::top_k,
+    SamplerStage::top_p,         SamplerStage::min_p,              SamplerStage::typical_p,
+    SamplerStage::epsilon_cutoff, SamplerStage::eta_cutoff};
+const std::vector<SamplerStage> kLlamaCppOrder = {
+    SamplerStage::logit_bias, SamplerStage::penalties, SamplerStage::top_n_sigma, SamplerStage::top_k, SamplerStage::typical_p,
+    SamplerStage::top_p,      SamplerStage::min_p,     SamplerStage::temperature, SamplerStage::dist};
+
+bool is_integer(const json& v) {
+  return v.is_number_integer() &&
+         !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()));
+}
+
+// A token id as written: a non-negative integer (the vocabulary bound is checked against the model).
+bool read_token(const json& v, int64_t& out) {
+  if (!is_integer(v) || v.get<int64_t>() < 0) return false;
+  out = v.get<int64_t>();
+  return true;
+}
+
+bool read_tokens(const json& v, std::vector<int64_t>& out) {
+  if (!v.is_array()) return false;
+  out.clear();
+  for (const json& t : v) {
+    int64_t id = 0;
+    if (!read_token(t, id)) return false;
+    out.push_back(id);
+  }
+  return true;
+}
+
+// A bias: a number, or -infinity written as false (llama.cpp server's "never") or "-Infinity".
+bool read_bias(const json& v, double& out, bool minus_infinity_allowed) {
+  if (v.is_number()) {
+    out = v.get<double>();
+    return true;
+  }
+  if (minus_infinity_allowed && ((v.is_boolean() && !v.get<bool>()) || v == "-Infinity")) {
+    out = -kInf;
+    return true;
+  }
+  return false;
+}
+
+ordered_json real_json(double v) {
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+bool finite(double v) { return std::isfinite(v); }
+
+bool same_controls_value(const FrameworkControls& a, const FrameworkControls& b, const std::string& key) {
+  return control_to_json(a, key) == control_to_json(b, key);
+}
+
+}  // namespace
+
+const std::vector<std::string>& framework_names() {
+  static const std::vector<std::string> names = {"article", "hf", "llama.cpp"};
+  return names;
+}
+
+Checked<Framework> check_framework(const std::string& name) {
+  if (const auto f = parse_framework(name)) return {f, std::nullopt};
+  return {std::nullopt, ParamProblem{"framework", name, "one of {" + joined(framework_names(), ", ") + "}"}};
+}
+
+const std::vector<SamplerStage>& framework_order(Framework f) {
+  switch (f) {
+    case Framework::article: return kArticleOrder;
+    case Framework::hf: return kHfOrder;
+    case Framework::llama_cpp: return kLlamaCppOrder;
+  }
+  return kArticleOrder;
+}
+
+const std::vector<std::string>& llama_cpp_orderable_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (size_t i = 1; i + 1 < kLlamaCppOrder.size(); ++i) n.push_back(to_string(kLlamaCppOrder[i]));
+    return n;
+  }();
+  return names;
+}
+
+void resolve_framework(SamplingParams& s, Framework f) {
+  SamplingParams r;  // the article's values
+  r.mode = s.mode;
+  r.seed = s.seed;
+  r.framework = f;
+  switch (f) {
+    case Framework::article: break;
+    case Framework::hf:
+      // transformers GenerationConfig: temperature 1.0, top_k 50, top_p 1.0, min_p None,
+      // typical_p 1.0, epsilon_cutoff 0.0, eta_cutoff 0.0, repetition_penalty 1.0,
+      // no_repeat_ngram_size 0, bad_words_ids / sequence_bias / suppress_tokens None,
+      // min_length 0, min_new_tokens None. GPT-2's generation_config.json sets none of them.
+      r.temperature = 1.0;
+      r.top_k = 50;
+      r.top_p = 1.0;
+      r.top_p_rule = TopPRule::hf;
+      r.rng = Rng::torch;
+      break;
+    case Framework::llama_cpp:
+      // common/common.h common_params_sampling: temp 0.80f, top_k 40, top_p 0.95f, min_p 0.05f,
+      // typ_p 1.00f, top_n_sigma -1.00f, dynatemp_range 0.00f, dynatemp_exponent 1.00f,
+      // penalty_last_n 64, penalty_repeat 1.00f, penalty_freq 0.00f, penalty_present 0.00f,
+      // min_keep 0. Greedy in llama.cpp is --temp 0 (the temperature sampler's <= 0 rule).
+      r.temperature = s.mode == DecodeMode::greedy ? 0.0 : 0.8;
+      r.top_k = 40;
+      r.top_p = 0.95;
+      r.controls.min_p = 0.05;
+      r.top_p_rule = TopPRule::llama_cpp;
+      r.rng = Rng::llama_cpp;
+      break;
+  }
+  r.sampler_order = framework_order(f);
+  s = std::move(r);
+}
+
+const std::vector<ControlKey>& control_keys() { return kControlKeys; }
+
+const ControlKey* find_control_key(const std::string& key) {
+  for (const ControlKey& k : kControlKeys)
+    if (key == k.key) return &k;
+  return nullptr;
+}
+
+bool framework_has(Framework f, const ControlKey& k) {
+  return (f == Framework::hf && k.hf) || (f == Framework::llama_cpp && k.llama_cpp);
+}
+
+std::string owners_of(const ControlKey& k) {
+  if (k.hf && k.llama_cpp) return "Hugging Face's and llama.cpp's";
+  return k.hf ? "Hugging Face's" : "llama.cpp's";
+}
+
+std::string control_allowed(const std::string& key) {
+  if (key == "min_p") return "a number in [0, 1] (0 turns min-p off)";
+  if (key == "typical_p") return "a number in (0, 1] (1 turns typical sampling off)";
+  if (key == "repetition_penalty") return "a number > 0 (1 turns it off)";
+  if (key == "no_repeat_ngram_size") return "an integer >= 0 (0 turns it off)";
+  if (key == "bad_words_ids") return "a list of non-empty lists of token ids, e.g. [[1169], [7850, 3331]]";
+  if (key == "sequence_bias") return "a list of [token ids, bias] pairs, ids > 0, bias a finite number, e.g. [[[7850], -2.5]]";
+  if (key == "suppress_tokens") return "a list of token ids, e.g. [50256]";
+  if (key == "min_new_tokens" || key == "min_length") return "an integer >= 0 (0 turns it off)";
+  if (key == "epsilon_cutoff" || key == "eta_cutoff") return "a number in [0, 1) (0 turns it off)";
+  if (key == "repeat_last_n") return "an integer >= -1 (0 turns the penalties off, -1 is the whole context)";
+  if (key == "repeat_penalty") return "a number > 0 whose inverse is finite (1 turns it off)";
+  if (key == "frequency_penalty" || key == "presence_penalty") return "a finite number (0 turns it off)";
+  if (key == "logit_bias")
+    return "a list of [token id, bias] pairs, bias a finite number or false / \"-Infinity\" (never), e.g. [[50256, false]]";
+  if (key == "top_n_sigma") return "a finite number (<= 0 turns it off, e.g. -1)";
+  if (key == "dynatemp_range") return "a finite number >= 0 (0 turns it off)";
+  if (key == "dynatemp_exponent") return "a finite number";
+  if (key == "min_keep") return "an integer >= 0";
+  return "?";
+}
+
+std::optional<std::string> read_control(FrameworkControls& c, const std::string& key, const json& v) {
+  const std::string allowed = control_allowed(key);
+  auto number = [&](double& out) -> std::optional<std::string> {
+    if (!v.is_number()) return allowed;
+    out = v.get<double>();
+    return std::nullopt;
+  };
+  auto integer = [&](int64_t& out) -> std::optional<std::string> {
+    if (!is_integer(v)) return allowed;
+    out = v.get<int64_t>();
+    return std::nullopt;
+  };
+  if (key == "min_p") return number(c.min_p);
+  if (key == "typical_p") return number(c.typical_p);
+  if (key == "repetition_penalty") return number(c.repetition_penalty);
+  if (key == "no_repeat_ngram_size") return integer(c.no_repeat_ngram_size);
+  if (key == "min_new_tokens") return integer(c.min_new_tokens);
+  if (key == "min_length") return integer(c.min_length);
+  if (key == "epsilon_cutoff") return number(c.epsilon_cutoff);
+  if (key == "eta_cutoff") return number(c.eta_cutoff);
+  if (key == "repeat_last_n") return integer(c.repeat_last_n);
+  if (key == "repeat_penalty") return number(c.repeat_penalty);
+  if (key == "frequency_penalty") return number(c.frequency_penalty);
+  if (key == "presence_penalty") return number(c.presence_penalty);
+  if (key == "top_n_sigma") return number(c.top_n_sigma);
+  if (key == "dynatemp_range") return number(c.dynatemp_range);
+  if (key == "dynatemp_exponent") return number(c.dynatemp_exponent);
+  if (key == "min_keep") return integer(c.min_keep);
+  if (key == "suppress_tokens") {
+    if (!read_tokens(v, c.suppress_tokens)) return allowed;
+    return std::nullopt;
+  }
+  if (key == "bad_words_ids") {
+    if (!v.is_array()) return allowed;
+    std::vector<std::vector<int64_t>> all;
+    for (const json& seq : v) {
+      std::vector<int64_t> ids;
+      if (!read_tokens(seq, ids) || ids.empty()) return allowed;
+      all.push_back(std::move(ids));
+    }
+    c.bad_words_ids = std::move(all);
+    return std::nullopt;
+  }
+  if (key == "sequence_bias") {
+    if (!v.is_array()) return allowed;
+    std::vector<SequenceBias> all;
+    for (const json& pair : v) {
+      if (!pair.is_array() || pair.size() != 2) return allowed;
+      SequenceBias b;
+      if (!read_tokens(pair[0], b.tokens) || b.tokens.empty() || !read_bias(pair[1], b.bias, false)) return allowed;
+      all.push_back(std::move(b));
+    }
+    c.sequence_bias = std::move(all);
+    return std::nullopt;
+  }
+  if (key == "logit_bias") {
+    if (!v.is_array()) return allowed;
+    std::vector<TokenBias> all;
+    for (const json& pair : v) {
+      if (!pair.is_array() || pair.size() != 2) return allowed;
+      TokenBias b;
+      if (!read_token(pair[0], b.token) || !read_bias(pair[1], b.bias, true)) return allowed;
+      all.push_back(b);
+    }
+    c.logit_bias = std::move(all);
+    return std::nullopt;
+  }
+  return "a known control";
+}
+
+ordered_json control_to_json(const FrameworkControls& c, const std::string& key) {
+  if (key == "min_p") return c.min_p;
+  if (key == "typical_p") return c.typical_p;
+  if (key == "repetition_penalty") return c.repetition_penalty;
+  if (key == "no_repeat_ngram_size") return c.no_repeat_ngram_size;
+  if (key == "bad_words_ids") return c.bad_words_ids;
+  if (key == "sequence_bias") {
+    ordered_json out = ordered_json::array();
+    for (const SequenceBias& b : c.sequence_bias) out.push_back(ordered_json::array({b.tokens, real_json(b.bias)}));
+    return out;
+  }
+  if (key == "suppress_tokens") return c.suppress_tokens;
+  if (key == "min_new_tokens") return c.min_new_tokens;
+  if (key == "min_length") return c.min_length;
+  if (key == "epsilon_cutoff") return c.epsilon_cutoff;
+  if (key == "eta_cutoff") return c.eta_cutoff;
+  if (key == "repeat_last_n") return c.repeat_last_n;
+  if (key == "repeat_penalty") return c.repeat_penalty;
+  if (key == "frequency_penalty") return c.frequency_penalty;
+  if (key == "presence_penalty") return c.presence_penalty;
+  if (key == "logit_bias") {
+    ordered_json out = ordered_json::array();
+    for (const TokenBias& b : c.logit_bias) out.push_back(ordered_json::array({b.token, real_json(b.bias)}));
+    return out;
+  }
+  if (key == "top_n_sigma") return c.top_n_sigma;
+  if (key == "dynatemp_range") return c.dynatemp_range;
+  if (key == "dynatemp_exponent") return c.dynatemp_exponent;
+  if (key == "min_keep") return c.min_keep;
+  return nullptr;
+}
+
+std::vector<ParamProblem> check_framework_params(const RunParams& p) {
+  std::vector<ParamProblem> problems;
+  const SamplingParams& s = p.sampling;
+  const FrameworkControls& c = s.controls;
+  const FrameworkControls off;
+  const auto add = [&](const std::string& field, const std::string& value, const std::string& allowed) {
+    problems.push_back({field, value, allowed});
+  };
+  const auto value_of = [&](const std::string& key) { return control_to_json(c, key).dump(); };
+  const std::string frameworks = "one of {" + joined(framework_names(), ", ") + "}";
+
+  // A control of another framework (or of none, for article) must stay off: it would be ignored.
+  for (const ControlKey& k : kControlKeys) {
+    if (framework_has(s.framework, k) || same_controls_value(c, off, k.key)) continue;
+    std::string needs = k.hf && k.llama_cpp ? "framework hf or llama.cpp" : k.hf ? "framework hf" : "framework llama.cpp";
+    add(k.key, value_of(k.key),
+        std::string("its off value ") + control_to_json(off, k.key).dump() + " unless " + needs + " (" + k.key + " is " +
+            owners_of(k) + " control; this run's framework is " + to_string(s.framework) + ")");
+  }
+  if (s.framework == Framework::article) {
+    if (s.top_p_rule == TopPRule::llama_cpp) add("top_p_rule", "llama.cpp", "one of {article, hf} (llama.cpp's rule is framework llama.cpp's)");
+    if (s.rng == Rng::llama_cpp) add("rng", "llama.cpp", "one of {torch, portable} (llama.cpp's dist is framework llama.cpp's)");
+    return problems;
+  }
+
+  // Ranges: only the owning framework's controls (the others are off, checked above).
+  const auto has = [&](const char* key) { return framework_has(s.framework, *find_control_key(key)); };
+  if (has("min_p") && !(c.min_p >= 0 && c.min_p <= 1)) add("min_p", number_text(c.min_p), control_allowed("min_p"));
+  if (has("typical_p") && !(c.typical_p > 0 && c.typical_p <= 1))
+    add("typical_p", number_text(c.typical_p), control_allowed("typical_p"));
+  if (s.framework == Framework::hf) {
+    if (!(c.repetition_penalty > 0 && finite(c.repetition_penalty)))
+      add("repetition_penalty", number_text(c.repetition_penalty), control_allowed("repetition_penalty"));
+    if (c.no_repeat_ngram_size < 0)
+      add("no_repeat_ngram_size", std::to_string(c.no_repeat_ngram_size), control_allowed("no_repeat_ngram_size"));
+    for (const SequenceBias& b : c.sequence_bias) {
+      const bool ids_positive = std::all_of(b.tokens.begin(), b.tokens.end(), [](int64_t t) { return t > 0; });
+      if (!ids_positive || !finite(b.bias) || b.tokens.empty()) {
+        add("sequence_bias", value_of("sequence_bias"),
+            control_allowed("sequence_bias") + " (Hugging Face refuses token id 0 in this list form)");
+        break;
+      }
+    }
+    if (c.min_new_tokens < 0) add("min_new_tokens", std::to_string(c.min_new_tokens), control_allowed("min_new_tokens"));
+    if (c.min_length < 0) add("min_length", std::to_string(c.min_length), control_allowed("min_length"));
+    if (!(c.epsilon_cutoff >= 0 && c.epsilon_cutoff < 1))
+      add("epsilon_cutoff", number_text(c.epsilon_cutoff), control_allowed("epsilon_cutoff"));
+    if (!(c.eta_cutoff >= 0 && c.eta_cutoff < 1)) add("eta_cutoff", number_text(c.eta_cutoff), control_allowed("eta_cutoff"));
+    if (s.top_p_rule != TopPRule::hf)
+      add("top_p_rule", to_string(s.top_p_rule), "hf (framework hf applies Hugging Face's TopPLogitsWarper)");
+    if (s.rng == Rng::llama_cpp) add("rng", "llama.cpp", "one of {torch, portable} (framework hf draws with torch.multinomial)");
+    if (s.sampler_order != kHfOrder)
+      add("sampler_order", joined(stage_names(s.sampler_order), ","),
+          "Hugging Face's fixed order " + joined(stage_names(kHfOrder), ",") + " (generate() cannot reorder its processors)");
+  } else {
+    if (c.repeat_last_n < -1) add("repeat_last_n", std::to_string(c.repeat_last_n), control_allowed("repeat_last_n"));
+    // common_sampler_init refuses these (it throws std::invalid_argument).
+    if (!(c.repeat_penalty > 0 && finite(c.repeat_penalty) && finite(1.0f / static_cast<float>(c.repeat_penalty))))
+      add("repeat_penalty", number_text(c.repeat_penalty), control_allowed("repeat_penalty"));
+    if (!finite(c.frequency_penalty)) add("frequency_penalty", number_text(c.frequency_penalty), control_allowed("frequency_penalty"));
+    if (!finite(c.presence_penalty)) add("presence_penalty", number_text(c.presence_penalty), control_allowed("presence_penalty"));
+    for (const TokenBias& b : c.logit_bias) {
+      if (std::isnan(b.bias) || b.bias == kInf) {
+        add("logit_bias", value_of("logit_bias"), control_allowed("logit_bias"));
+        break;
+      }
+    }
+    if (!finite(c.top_n_sigma)) add("top_n_sigma", number_text(c.top_n_sigma), control_allowed("top_n_sigma"));
+    if (!(finite(c.dynatemp_range) && c.dynatemp_range >= 0))
+      add("dynatemp_range", number_text(c.dynatemp_range), control_allowed("dynatemp_range"));
+    if (!finite(c.dynatemp_exponent)) add("dynatemp_exponent", number_text(c.dynatemp_exponent), control_allowed("dynatemp_exponent"));
+    if (c.min_keep < 0) add("min_keep", std::to_string(c.min_keep), control_allowed("min_keep"));
+    if (s.top_k > std::numeric_limits<int32_t>::max())
+      add("top_k", std::to_string(s.top_k), "an integer from 0 to 2147483647 (llama.cpp's top_k is an int32_t; 0 turns it off)");
+    if (s.mode == DecodeMode::sample && s.seed >= kLlamaDefaultSeed)
+      add("seed", std::to_string(s.seed),
+          "an integer from 0 to 4294967294 (llama_sampler_init_dist takes a uint32, and 4294967295 is LLAMA_DEFAULT_SEED: a random seed)");
+    if (s.top_p_rule != TopPRule::llama_cpp)
+      add("top_p_rule", to_string(s.top_p_rule), "llama.cpp (framework llama.cpp applies llama.cpp's top-p sampler)");
+    if (s.rng != Rng::llama_cpp) add("rng", to_string(s.rng), "llama.cpp (framework llama.cpp draws with llama.cpp's dist sampler)");
+    // logit_bias first, dist last, the seven between in any order (llama.cpp's --samplers).
+    std::vector<SamplerStage> middle(s.sampler_order.begin(), s.sampler_order.end());
+    bool ok = middle.size() == kLlamaCppOrder.size() && middle.front() == SamplerStage::logit_bias &&
+              middle.back() == SamplerStage::dist;
+    if (ok) {
+      std::vector<SamplerStage> a(middle.begin() + 1, middle.end() - 1), b(kLlamaCppOrder.begin() + 1, kLlamaCppOrder.end() - 1);
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      ok = a == b;
+    }
+    if (!ok)
+      add("sampler_order", joined(stage_names(s.sampler_order), ","),
+          "the seven stages {" + joined(llama_cpp_orderable_names(), ", ") +
+              "} in any order, each once (logit_bias always runs first and dist last)");
+  }
+  return problems;
+}
+
+std::vector<SamplerStage> active_stages(const SamplingParams& s, bool greedy) {
+  const FrameworkControls& c = s.controls;
+  std::vector<SamplerStage> out;
+  if (s.framework == Framework::article) return out;
+  const bool hf = s.framework == Framework::hf;
+  for (SamplerStage stage : s.sampler_order) {
+    bool on = false;
+    switch (stage) {
+      // Hugging Face: the conditions under which _get_logits_processor adds each processor.
+      case SamplerStage::sequence_bias: on = !c.sequence_bias.empty(); break;
+      case SamplerStage::repetition_penalty: on = c.repetition_penalty != 1.0; break;
+      case SamplerStage::no_repeat_ngram_size: on = c.no_repeat_ngram_size > 0; break;
+      case SamplerStage::bad_words_ids: on = !c.bad_words_ids.empty(); break;
+      case SamplerStage::min_length: on = c.min_length > 0; break;
+      case SamplerStage::min_new_tokens: on = c.min_new_tokens > 0; break;
+      case SamplerStage::suppress_tokens: on = !c.suppress_tokens.empty(); break;
+      case SamplerStage::epsilon_cutoff: on = !greedy && c.epsilon_cutoff > 0 && c.epsilon_cutoff < 1; break;
+      case SamplerStage::eta_cutoff: on = !greedy && c.eta_cutoff > 0 && c.eta_cutoff < 1; break;
+      // Shared names: Hugging Face adds a warper only when sampling; llama.cpp's no-op conditions.
+      case SamplerStage::temperature: on = hf ? !greedy && s.temperature != 1.0 : true; break;
+      case SamplerStage::top_k: on = hf ? !greedy && s.top_k != 0 : s.top_k > 0; break;
+      // (llama.cpp compares its float copies: `p >= 1.0f` returns, `p <= 0.0f` returns.)
+      case SamplerStage::top_p: on = hf ? !greedy && s.top_p < 1.0 : static_cast<float>(s.top_p) < 1.0f; break;
+      case SamplerStage::min_p: on = hf ? !greedy && c.min_p > 0 : static_cast<float>(c.min_p) > 0.0f; break;
+      case SamplerStage::typical_p: on = hf ? !greedy && c.typical_p < 1.0 : static_cast<float>(c.typical_p) < 1.0f; break;
+      // llama.cpp only.
+      case SamplerStage::logit_bias: on = !c.logit_bias.empty(); break;
+      case SamplerStage::penalties:
+        on = c.repeat_last_n != 0 && !(static_cast<float>(c.repeat_penalty) == 1.0f && static_cast<float>(c.frequency_penalty) == 0.0f &&
+                                        static_cast<float>(c.presence_penalty) == 0.0f);
+        break;
+      case SamplerStage::top_n_sigma: on = static_cast<float>(c.top_n_sigma) > 0.0f; break;
+      case SamplerStage::dist: on = false; break;  // the draw, not a filter: its kept is the step's kept
+    }
+    if (on) out.push_back(stage);
+  }
+  return out;
+}
+
+}  // namespace genrepro
+
+namespace genrepro {
+
+std::optional<SamplerStage> parse_stage_of(Framework f, const std::string& name) {
+  if (f == Framework::article) return parse_sampler_stage(name);
+  for (SamplerStage s : framework_order(f))
+    if (name == to_string(s)) return s;
+  return std::nullopt;
+}
+
+Checked<std::vector<SamplerStage>> check_framework_order(Framework f, const std::vector<std::string>& names) {
+  if (f == Framework::article) return check_sampler_order(names);
+  const std::vector<std::string> all = stage_names(framework_order(f));
+  const std::string allowed =
+      f == Framework::hf ? "Hugging Face's fixed order " + joined(all, ",") + " (generate() cannot reorder its processors)"
+                         : "the seven stages {" + joined(llama_cpp_orderable_names(), ", ") +
+                               "} in any order, each once (logit_bias always runs first and dist last)";
+  std::vector<SamplerStage> stages;
+  for (const std::string& name : names) {
+    const auto stage = parse_stage_of(f, name);
+    if (!stage) return {std::nullopt, ParamProblem{"sampler_order", name, allowed}};
+    if (std::find(stages.begin(), stages.end(), *stage) != stages.end())
+      return {std::nullopt, ParamProblem{"sampler_order", name + " (repeated)", allowed}};
+    stages.push_back(*stage);
+  }
+  if (f == Framework::llama_cpp && stages.size() == kLlamaCppOrder.size() - 2 &&
+      std::find(stages.begin(), stages.end(), SamplerStage::logit_bias) == stages.end() &&
+      std::find(stages.begin(), stages.end(), SamplerStage::dist) == stages.end()) {
+    stages.insert(stages.begin(), SamplerStage::logit_bias);
+    stages.push_back(SamplerStage::dist);
+  }
+  // The count and the fixed places are check_framework_params' (sampler_order's allowed text).
+  return {std::move(stages), std::nullopt};
+}
+
+}  // namespace genrepro

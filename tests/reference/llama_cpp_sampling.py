@@ -1,0 +1,289 @@
+#!/usr/bin/python3
+"""llama.cpp's own sampler chain on fixed logits and on a whole generation, for genrepro's
+framework "llama.cpp" to be held to (tests/unit/engine/llama_cpp_reference_test.cpp,
+tests/reference/frameworks.cmake).
+
+Nothing here reimplements llama.cpp: the samplers are llama.cpp's, called through its C API
+(include/llama.h: llama_sampler_init_*, llama_sampler_apply, llama_sampler_accept) in the prebuilt
+libllama that the npm package @node-llama-cpp/linux-x64@3.22.1 ships (llama.cpp release v0.5.0,
+built for x86-64 with GCC 11, SSE2, no FMA), loaded with ctypes. None of them needs a model: they
+work on a llama_token_data_array built from the logits exactly as llama_sampler_sample builds it
+(every token in id order, p 0, unsorted). scripts/setup.sh --tests installs the package.
+
+Usage:
+  llama_cpp_sampling.py --lib LIBLLAMA --vectors DIR
+      reads DIR/vectors.f32 (hf_processors.py --vectors writes it) and writes DIR/llama-cases.json:
+      each vector through one configuration, sampler by sampler, recording after each the array
+      (size, sorted, and a hash of every (id, logit bits) in order), then dist's pick and its p.
+      One dist sampler per configuration draws through its vectors in order; the penalties sampler
+      is reset and fed the vector's history (llama_sampler_accept) before each vector.
+  llama_cpp_sampling.py --lib LIBLLAMA --model DIR --out FILE
+      whole generations on a model (gpt2_reference.py's forward pass, use_cache=False), each with
+      one llama_sampler_chain as common_sampler_init builds it, the prompt accepted first as
+      llama-completion does (tools/completion), then every sampled token.
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import struct
+import sys
+
+MASK64 = (1 << 64) - 1
+
+
+class TokenData(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_int32), ("logit", ctypes.c_float), ("p", ctypes.c_float)]
+
+
+class TokenDataArray(ctypes.Structure):
+    _fields_ = [("data", ctypes.POINTER(TokenData)), ("size", ctypes.c_size_t),
+                ("selected", ctypes.c_int64), ("sorted", ctypes.c_bool)]
+
+
+class ChainParams(ctypes.Structure):
+    _fields_ = [("no_perf", ctypes.c_bool)]
+
+
+class LogitBias(ctypes.Structure):
+    _fields_ = [("token", ctypes.c_int32), ("bias", ctypes.c_float)]
+
+
+class Llama:
+    def __init__(self, path):
+        self.lib = lib = ctypes.CDLL(path)
+        vp = ctypes.c_void_p
+        f, i32, sz, u32 = ctypes.c_float, ctypes.c_int32, ctypes.c_size_t, ctypes.c_uint32
+        sigs = {
+            "llama_sampler_init_logit_bias": [i32, i32, ctypes.POINTER(LogitBias)],
+            "llama_sampler_init_penalties": [i32, i32, f, f, f],
+            "llama_sampler_init_top_n_sigma": [f],
+            "llama_sampler_init_top_k": [i32],
+            "llama_sampler_init_typical": [f, sz],
+            "llama_sampler_init_top_p": [f, sz],
+            "llama_sampler_init_min_p": [f, sz],
+            "llama_sampler_init_temp_ext": [f, f, f],
+            "llama_sampler_init_dist": [u32],
+            "llama_sampler_chain_init": [ChainParams],
+        }
+        for name, args in sigs.items():
+            fn = getattr(lib, name)
+            fn.argtypes = args
+            fn.restype = vp
+        lib.llama_sampler_chain_default_params.restype = ChainParams
+        lib.llama_sampler_chain_add.argtypes = [vp, vp]
+        lib.llama_sampler_apply.argtypes = [vp, ctypes.POINTER(TokenDataArray)]
+        lib.llama_sampler_accept.argtypes = [vp, i32]
+        lib.llama_sampler_reset.argtypes = [vp]
+        lib.llama_sampler_free.argtypes = [vp]
+        lib.llama_sampler_name.argtypes = [vp]
+        lib.llama_sampler_name.restype = ctypes.c_char_p
+
+    def stage(self, name, c, n_vocab):
+        """The sampler common_sampler_init adds for stage `name` with configuration `c`."""
+        L = self.lib
+        min_keep = c.get("min_keep", 0)
+        if name == "logit_bias":
+            biases = c.get("logit_bias", [])
+            arr = (LogitBias * max(len(biases), 1))(*[LogitBias(t, b) for t, b in biases])
+            return L.llama_sampler_init_logit_bias(n_vocab, len(biases), arr)
+        if name == "penalties":
+            return L.llama_sampler_init_penalties(n_vocab, c.get("repeat_last_n", 64), c.get("repeat_penalty", 1.0),
+                                                  c.get("frequency_penalty", 0.0), c.get("presence_penalty", 0.0))
+        if name == "top_n_sigma":
+            return L.llama_sampler_init_top_n_sigma(c.get("top_n_sigma", -1.0))
+        if name == "top_k":
+            return L.llama_sampler_init_top_k(c.get("top_k", 40))
+        if name == "typical_p":
+            return L.llama_sampler_init_typical(c.get("typical_p", 1.0), min_keep)
+        if name == "top_p":
+            return L.llama_sampler_init_top_p(c.get("top_p", 0.95), min_keep)
+        if name == "min_p":
+            return L.llama_sampler_init_min_p(c.get("min_p", 0.05), min_keep)
+        if name == "temperature":
+            return L.llama_sampler_init_temp_ext(c.get("temperature", 0.8), c.get("dynatemp_range", 0.0),
+                                                 c.get("dynatemp_exponent", 1.0))
+        raise ValueError(name)
+
+
+ORDER = ["penalties", "top_n_sigma", "top_k", "typical_p", "top_p", "min_p", "temperature"]
+
+
+def stages_of(c):
+    """The chain's stages in order: logit_bias (when there are biases), the seven, then dist.
+    genrepro records only the stages that are not no-ops; llama.cpp's no-ops are applied here too
+    (they leave the array untouched), and the test compares the stages genrepro lists."""
+    order = ["logit_bias"] if c.get("logit_bias") else []
+    return order + c.get("order", ORDER)
+
+
+def array_hash(a):
+    h = 0xCBF29CE484222325
+    for i in range(a.size):
+        d = a.data[i]
+        h = ((h ^ (d.id & 0xFFFFFFFF)) * 0x100000001B3) & MASK64
+        h = ((h ^ struct.unpack("<I", struct.pack("<f", d.logit))[0]) * 0x100000001B3) & MASK64
+    return h
+
+
+def p_hash(a):
+    h = 0xCBF29CE484222325
+    for i in range(a.size):
+        h = ((h ^ struct.unpack("<I", struct.pack("<f", a.data[i].p))[0]) * 0x100000001B3) & MASK64
+    return h
+
+
+def candidates(logits):
+    """llama_sampler_sample's array: every token in id order, its logit, p 0, unsorted. Built in a
+    numpy buffer laid out as llama_token_data (int32 id, float logit, float p)."""
+    import numpy as np
+    n = len(logits)
+    buf = np.zeros(n, dtype=[("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
+    buf["id"] = np.arange(n, dtype=np.int32)
+    buf["logit"] = np.asarray(logits, dtype=np.float32)
+    data = (TokenData * n).from_buffer(buf)
+    return buf, data, TokenDataArray(data, n, -1, False)
+
+
+def finite(a):
+    return sum(1 for i in range(a.size) if a.data[i].logit != -math.inf)
+
+
+CONFIGS = [
+    {"name": "defaults", "seed": 1},
+    {"name": "no-filters", "temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 2},
+    {"name": "greedy", "temperature": 0.0, "seed": 3},
+    {"name": "greedy-no-filters", "temperature": 0.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 4},
+    {"name": "penalties", "repeat_penalty": 1.3, "repeat_last_n": 64, "frequency_penalty": 0.5,
+     "presence_penalty": 0.3, "seed": 5},
+    {"name": "penalties-window8", "repeat_penalty": 0.8, "repeat_last_n": 8, "top_k": 0, "seed": 6},
+    {"name": "top_k200", "top_k": 200, "top_p": 1.0, "min_p": 0.0, "temperature": 1.0, "seed": 7},
+    {"name": "top_k10", "top_k": 10, "min_p": 0.0, "seed": 8},
+    {"name": "typical0.5", "typical_p": 0.5, "top_k": 0, "top_p": 1.0, "min_keep": 3, "seed": 9},
+    {"name": "top_p0.9-unsorted", "top_k": 0, "top_p": 0.9, "min_p": 0.0, "seed": 10},
+    {"name": "top_p0.999-unsorted", "top_k": 0, "top_p": 0.999, "min_p": 0.0, "temperature": 1.5, "seed": 11},
+    {"name": "min_p0.1-unsorted", "top_k": 0, "top_p": 1.0, "min_p": 0.1, "seed": 12},
+    {"name": "min_p0.2-keep5", "top_k": 0, "top_p": 1.0, "min_p": 0.2, "min_keep": 5, "seed": 13},
+    {"name": "top_n_sigma1", "top_n_sigma": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 14},
+    {"name": "dynatemp", "dynatemp_range": 0.5, "dynatemp_exponent": 1.5, "seed": 15},
+    {"name": "logit_bias", "logit_bias": [[0, -math.inf], [3, 2.5], [5, -1.0], [3, 0.5]], "seed": 16},
+    {"name": "temperature-first", "order": ["temperature", "penalties", "top_n_sigma", "top_k", "typical_p", "top_p", "min_p"],
+     "temperature": 0.5, "repeat_penalty": 1.1, "seed": 17},
+    {"name": "everything", "repeat_penalty": 1.2, "frequency_penalty": 0.1, "presence_penalty": 0.1,
+     "top_n_sigma": 2.0, "top_k": 150, "typical_p": 0.95, "top_p": 0.9, "min_p": 0.02, "temperature": 0.7,
+     "logit_bias": [[2, -math.inf]], "min_keep": 2, "seed": 18},
+]
+
+
+def json_safe(v):
+    """-inf as genrepro writes it ("-Infinity"), so the file is JSON."""
+    if isinstance(v, float) and math.isinf(v):
+        return "-Infinity" if v < 0 else "Infinity"
+    if isinstance(v, list):
+        return [json_safe(x) for x in v]
+    if isinstance(v, dict):
+        return {k: json_safe(x) for k, x in v.items()}
+    return v
+
+
+def read_vectors(path, sizes):
+    vectors, off = [], 0
+    with open(path, "rb") as f:
+        blob = f.read()
+    for n in sizes:
+        vectors.append(struct.unpack("<%df" % n, blob[off:off + 4 * n]))
+        off += 4 * n
+    return vectors
+
+
+def write_cases(llama, vectors_dir):
+    with open(os.path.join(vectors_dir, "cases.json")) as f:
+        hf = json.load(f)
+    sizes = [c["size"] for c in hf["cases"]]
+    vectors = read_vectors(os.path.join(vectors_dir, "vectors.f32"), sizes)
+    dists = {c["name"]: llama.lib.llama_sampler_init_dist(c["seed"]) for c in CONFIGS}
+    cases = []
+    for i, (x, hc) in enumerate(zip(vectors, hf["cases"])):
+        c = CONFIGS[i % len(CONFIGS)]
+        n = len(x)
+        buf, data, a = candidates(x)
+        records = []
+        for name in stages_of(c):
+            s = llama.stage(name, c, n)
+            if name == "penalties":
+                for t in hc["ids"]:  # the history, prompt included
+                    llama.lib.llama_sampler_accept(s, t)
+            llama.lib.llama_sampler_apply(s, ctypes.byref(a))
+            llama.lib.llama_sampler_free(s)
+            records.append([name, a.size, finite(a), bool(a.sorted), str(array_hash(a))])
+        if finite(a) == 0:
+            cases.append({"vector": i, "config": c["name"], "ids": hc["ids"], "stages": records, "token": None})
+            continue
+        llama.lib.llama_sampler_apply(dists[c["name"]], ctypes.byref(a))
+        cases.append({"vector": i, "config": c["name"], "ids": hc["ids"], "stages": records,
+                      "selected": a.selected, "token": a.data[a.selected].id, "p_hash": str(p_hash(a))})
+    with open(os.path.join(vectors_dir, "llama-cases.json"), "w") as f:
+        json.dump({"configs": json_safe(CONFIGS), "cases": cases}, f)
+
+
+LOOP_CONFIGS = [
+    {"name": "llamacpp-defaults", "seed": 42},
+    {"name": "llamacpp-penalties", "repeat_penalty": 1.3, "frequency_penalty": 0.2, "presence_penalty": 0.1, "seed": 42},
+    {"name": "llamacpp-greedy-penalties", "temperature": 0.0, "repeat_penalty": 1.5, "seed": 0},
+    {"name": "llamacpp-typical-dynatemp", "typical_p": 0.8, "dynatemp_range": 0.3, "top_k": 0, "seed": 7},
+]
+
+
+def generation(llama, model_dir, prompt_ids, c, max_new_tokens):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch
+    import gpt2_reference as ref
+    torch.set_num_threads(1)
+    w = ref.Gpt2Weights(model_dir)
+    eos = w.config.get("eos_token_id", 50256)
+    L = llama.lib
+    n_vocab = w.t["wte.weight"].shape[0]
+    chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
+    for name in stages_of(c):
+        L.llama_sampler_chain_add(chain, llama.stage(name, c, n_vocab))
+    L.llama_sampler_chain_add(chain, L.llama_sampler_init_dist(c["seed"]))
+    for t in prompt_ids:
+        L.llama_sampler_accept(chain, t)
+    ids, new = list(prompt_ids), []
+    for _ in range(max_new_tokens):
+        if len(ids) >= w.n_positions:
+            break
+        buf, data, a = candidates(ref.forward_logits(w, ids)[-1].numpy())
+        L.llama_sampler_apply(chain, ctypes.byref(a))
+        token = a.data[a.selected].id
+        L.llama_sampler_accept(chain, token)
+        ids.append(token)
+        new.append(token)
+        if token == eos:
+            break
+    L.llama_sampler_free(chain)
+    return new
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", required=True, help="libllama.so of @node-llama-cpp/linux-x64@3.22.1")
+    ap.add_argument("--vectors", metavar="DIR")
+    ap.add_argument("--model")
+    ap.add_argument("--prompt-ids", default="1169,7850,3331,373")
+    ap.add_argument("--max-new-tokens", type=int, default=60)
+    ap.add_argument("--out", metavar="FILE")
+    a = ap.parse_args(argv)
+    llama = Llama(a.lib)
+    if a.vectors:
+        write_cases(llama, a.vectors)
+    if a.model:
+        prompt = [int(t) for t in a.prompt_ids.split(",")]
+        runs = [{"config": c, "ids": generation(llama, a.model, prompt, c, a.max_new_tokens)} for c in LOOP_CONFIGS]
+        with open(a.out, "w") as f:
+            json.dump(json_safe({"prompt_ids": prompt, "max_new_tokens": a.max_new_tokens, "runs": runs}), f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

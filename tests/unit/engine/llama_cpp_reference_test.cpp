@@ -1,0 +1,156 @@
+// framework "llama.cpp" against llama.cpp's own samplers (libllama of @node-llama-cpp/linux-x64
+// 3.22.1, driven through its C API by tests/reference/llama_cpp_sampling.py): the 3,000 vectors of
+// hf_processors.py, each through one of 18 configurations. After every sampler the candidate array
+// must be llama.cpp's: its size, its sorted flag, its finite count, and every (id, logit bits) in
+// its order (the order is what dist scans); then dist's pick from a generator seeded per
+// configuration, and every candidate's p to the bit. The whole FrameworkSampler (what `generate
+// --framework llama.cpp` runs) must pick the same tokens. ctest runs this suite as
+// reference.frameworks.llama_cpp_vectors, after reference.frameworks.llama_cpp wrote
+// $GENREPRO_FRAMEWORK_VECTORS/llama-cases.json.
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "engine/framework_sampler.hpp"
+#include "engine/llama_cpp_chain.hpp"
+#include "unit/engine/framework_reference.hpp"
+#include "util/errors.hpp"
+
+namespace genrepro::test {
+namespace {
+
+uint64_t array_hash(const llama_cpp::Candidates& a) {
+  uint64_t h = kFnvOffset;
+  for (size_t i = 0; i < a.size; ++i) {
+    h = fnv(h, static_cast<uint32_t>(a.data[i].id));
+    h = fnv(h, float_bits(a.data[i].logit));
+  }
+  return h;
+}
+
+uint64_t p_hash(const llama_cpp::Candidates& a) {
+  uint64_t h = kFnvOffset;
+  for (size_t i = 0; i < a.size; ++i) h = fnv(h, float_bits(a.data[i].p));
+  return h;
+}
+
+// One sampler of llama.cpp's chain, as common_sampler_init configures it (no-ops included).
+void apply(const std::string& name, const SamplingParams& s, llama_cpp::Candidates& cur, const std::vector<int64_t>& ids,
+           std::vector<llama_cpp::Candidate>& scratch) {
+  const FrameworkControls& c = s.controls;
+  const size_t min_keep = static_cast<size_t>(c.min_keep);
+  if (name == "logit_bias") {
+    std::vector<std::pair<int32_t, float>> biases;
+    for (const TokenBias& b : c.logit_bias) biases.emplace_back(static_cast<int32_t>(b.token), static_cast<float>(b.bias));
+    llama_cpp::logit_bias(cur, biases);
+  } else if (name == "penalties") {
+    llama_cpp::penalties(cur, llama_cpp::penalty_window(ids, c.repeat_last_n), static_cast<float>(c.repeat_penalty),
+                         static_cast<float>(c.frequency_penalty), static_cast<float>(c.presence_penalty));
+  } else if (name == "top_n_sigma") {
+    llama_cpp::top_n_sigma(cur, static_cast<float>(c.top_n_sigma));
+  } else if (name == "top_k") {
+    llama_cpp::top_k(cur, static_cast<int32_t>(s.top_k));
+  } else if (name == "typical_p") {
+    llama_cpp::typical(cur, static_cast<float>(c.typical_p), min_keep);
+  } else if (name == "top_p") {
+    llama_cpp::top_p(cur, static_cast<float>(s.top_p), min_keep, scratch);
+  } else if (name == "min_p") {
+    llama_cpp::min_p(cur, static_cast<float>(c.min_p), min_keep);
+  } else if (name == "temperature") {
+    llama_cpp::temp_ext(cur, static_cast<float>(s.temperature), static_cast<float>(c.dynatemp_range),
+                        static_cast<float>(c.dynatemp_exponent));
+  } else {
+    throw std::runtime_error("unknown stage " + name);
+  }
+}
+
+TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) {
+  const char* dir = std::getenv("GENREPRO_FRAMEWORK_VECTORS");
+  if (dir == nullptr) GTEST_SKIP() << "GENREPRO_FRAMEWORK_VECTORS is not set (ctest sets it: reference.frameworks.llama_cpp_vectors)";
+  const std::string cases_path = std::string(dir) + "/llama-cases.json";
+  if (!std::filesystem::exists(cases_path))
+    GTEST_SKIP() << cases_path << " is missing: libllama (@node-llama-cpp/linux-x64@3.22.1, scripts/setup.sh --tests) is not installed";
+  const nlohmann::json hf = nlohmann::json::parse(read_file_bytes(std::string(dir) + "/cases.json"));
+  const nlohmann::json ref = nlohmann::json::parse(read_file_bytes(cases_path));
+  std::vector<int64_t> sizes;
+  for (const auto& c : hf.at("cases")) sizes.push_back(c.at("size").get<int64_t>());
+  const auto vectors = read_vectors(std::string(dir) + "/vectors.f32", sizes);
+
+  std::map<std::string, SamplingParams> params;
+  std::map<std::string, std::unique_ptr<llama_cpp::Dist>> dists;
+  std::map<std::string, std::unique_ptr<FrameworkSampler>> samplers;
+  std::map<std::string, std::vector<std::string>> orders;
+  for (const auto& c : ref.at("configs")) {
+    const std::string name = c.at("name").get<std::string>();
+    params[name] = params_of(c, Framework::llama_cpp);
+    ASSERT_TRUE(check_run_params(RunParams{params[name], 50, true, false, 5}).empty()) << name;
+    dists[name] = std::make_unique<llama_cpp::Dist>(static_cast<uint32_t>(params[name].seed));
+    samplers[name] = make_framework_sampler(params[name]);
+    for (SamplerStage st : params[name].sampler_order)
+      if (st != SamplerStage::dist && (st != SamplerStage::logit_bias || !params[name].controls.logit_bias.empty()))
+        orders[name].push_back(to_string(st));
+  }
+
+  int64_t stages = 0, stage_mismatch = 0, picks = 0, pick_mismatch = 0, p_mismatch = 0, sampler_mismatch = 0;
+  std::vector<llama_cpp::Candidate> scratch;
+  for (size_t i = 0; i < vectors.size(); ++i) {
+    const nlohmann::json& c = ref["cases"][i];
+    const std::string config = c.at("config").get<std::string>();
+    const SamplingParams& s = params.at(config);
+    const auto ids = c.at("ids").get<std::vector<int64_t>>();
+    llama_cpp::Candidates cur(vectors[i].data(), vectors[i].size());
+    const auto& records = c.at("stages");
+    ASSERT_EQ(records.size(), orders.at(config).size()) << "case " << i;
+    for (size_t k = 0; k < records.size(); ++k) {
+      const std::string name = records[k][0].get<std::string>();
+      ASSERT_EQ(name, orders.at(config)[k]) << "case " << i;
+      apply(name, s, cur, ids, scratch);
+      ++stages;
+      const bool same = cur.size == records[k][1].get<size_t>() && cur.finite_count() == records[k][2].get<int64_t>() &&
+                        cur.sorted == records[k][3].get<bool>() && std::to_string(array_hash(cur)) == records[k][4].get<std::string>();
+      if (!same) {
+        ++stage_mismatch;
+        ADD_FAILURE() << "case " << i << " (" << config << ", " << vectors[i].size() << " tokens) after " << name << ": size "
+                      << cur.size << " finite " << cur.finite_count() << " sorted " << cur.sorted << "; llama.cpp " << records[k];
+      }
+    }
+    const ChainHistory h{ids, 1, -1};
+    if (c.at("token").is_null()) {
+      EXPECT_THROW(samplers.at(config)->step(as_tensor(vectors[i]), h, true), NumericsError) << "case " << i;
+      continue;
+    }
+    dists.at(config)->apply(cur);
+    ++picks;
+    if (cur.selected != c.at("selected").get<int64_t>() || cur.data[cur.selected].id != c.at("token").get<int32_t>()) {
+      ++pick_mismatch;
+      ADD_FAILURE() << "case " << i << " (" << config << "): picked " << cur.data[cur.selected].id << ", llama.cpp " << c.at("token");
+    }
+    if (std::to_string(p_hash(cur)) != c.at("p_hash").get<std::string>()) ++p_mismatch;
+    // The whole chain as `generate --framework llama.cpp` runs it.
+    const FrameworkStep step = samplers.at(config)->step(as_tensor(vectors[i]), h, true);
+    if (*step.token != c.at("token").get<int64_t>()) {
+      ++sampler_mismatch;
+      ADD_FAILURE() << "case " << i << " (" << config << "): the sampler picked " << *step.token << ", llama.cpp " << c.at("token");
+    }
+  }
+  EXPECT_EQ(stage_mismatch, 0);
+  EXPECT_EQ(pick_mismatch, 0);
+  EXPECT_EQ(p_mismatch, 0) << "the picks agree but some p differ in their float32 bits";
+  EXPECT_EQ(sampler_mismatch, 0);
+  EXPECT_GE(static_cast<int64_t>(vectors.size()), 3000);
+  RecordProperty("vectors", std::to_string(vectors.size()));
+  RecordProperty("stages_compared", std::to_string(stages));
+  RecordProperty("picks_compared", std::to_string(picks));
+  std::cout << "[llama.cpp reference] " << vectors.size() << " vectors, " << stages << " samplers (array, order and bits), " << picks
+            << " picks (and the whole sampler's): " << stage_mismatch << " / " << pick_mismatch << " / " << p_mismatch << " / "
+            << sampler_mismatch << " mismatches\n";
+}
+
+}  // namespace
+}  // namespace genrepro::test
