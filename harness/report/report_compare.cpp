@@ -255,6 +255,14 @@ std::map<std::size_t, std::string> pair_rows(const std::vector<ReportDocument>& 
                                              std::vector<std::pair<std::string, std::vector<const RunRecord*>>>& rows) {
   std::map<std::size_t, std::string> changes;
   if (documents.size() != 2) return changes;
+  // Files made from the same experiment files (shards of one grid, reruns) hold other runs of the
+  // same settings, not changed settings: their runs are pooled, never paired.
+  const auto specs = [](const Evidence& e) {
+    std::set<std::pair<std::string, std::string>> s;
+    for (const ExperimentRecord& x : e.experiments) s.emplace(x.name, x.sha256);
+    return s;
+  };
+  if (specs(documents[0].evidence) == specs(documents[1].evidence)) return changes;
   std::vector<const RunRecord*> only_a, only_b;
   for (const auto& [id, runs] : rows) {
     if (runs[0] && !runs[1]) only_a.push_back(runs[0]);
@@ -266,11 +274,13 @@ std::map<std::size_t, std::string> pair_rows(const std::vector<ReportDocument>& 
   for (std::size_t i = 0; i < rows.size(); ++i) row_of[rows[i].first] = i;
   std::set<std::size_t> absorbed;
   for (const RunPair& p : pairs) {
+    const PairedRun described = describe_pair(*p.golden, *p.current, kDefaultProbTolerance);
+    if (described.change.empty()) continue;  // the same parameters under another id: not a change to explain
     const std::size_t a = row_of.at(p.golden->id), b = row_of.at(p.current->id);
     rows[a].first = p.golden->id + " → " + p.current->id;
     rows[a].second[1] = p.current;
     absorbed.insert(b);
-    changes[a] = pair_verdict(describe_pair(*p.golden, *p.current, kDefaultProbTolerance));
+    changes[a] = pair_verdict(described);
   }
   std::vector<std::pair<std::string, std::vector<const RunRecord*>>> kept;
   std::map<std::size_t, std::string> moved;

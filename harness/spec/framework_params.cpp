@@ -6,6 +6,7 @@
 #include <limits>
 #include <sstream>
 
+#include "spec/number_text.hpp"
 #include "util/joined.hpp"
 
 namespace genrepro {
@@ -18,17 +19,6 @@ using nlohmann::ordered_json;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // llama_sampler_init_dist(uint32_t seed): LLAMA_DEFAULT_SEED (0xFFFFFFFF) asks for a random seed.
 constexpr uint64_t kLlamaDefaultSeed = 0xFFFFFFFFu;
-
-std::string number_text(double v) {
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream out;
-    out.precision(digits);
-    out << v;
-    if (std::isnan(v) || std::strtod(out.str().c_str(), nullptr) == v) return out.str();
-  }
-  return std::to_string(v);
-}
 
 const std::vector<ControlKey> kControlKeys = {
     // key                    hf     llama  sampling list

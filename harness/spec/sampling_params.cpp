@@ -8,22 +8,12 @@
 
 #include "spec/framework_params.hpp"
 #include "util/errors.hpp"
+#include "spec/number_text.hpp"
 #include "util/joined.hpp"
 
 namespace genrepro {
 
 namespace {
-
-// Prints a double the way a user would have typed it back (shortest form that round-trips).
-std::string number_text(double v) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::ostringstream out;
-    out.precision(digits);
-    out << v;
-    if (std::isnan(v) || std::strtod(out.str().c_str(), nullptr) == v) return out.str();
-  }
-  return std::to_string(v);
-}
 
 std::string allowed_stages() {
   return "a comma-separated list of distinct stages from {" + joined(sampler_stage_names(), ", ") + "}";
