@@ -22,6 +22,12 @@ namespace {
 constexpr size_t kMaxCachedWords = size_t{1} << 16;
 constexpr size_t kMaxCachedWordBytes = 256;
 
+}  // namespace
+
+// Named, not anonymous: Gpt2Tokenizer::State (external linkage) holds one, which GCC flags
+// (-Wsubobject-linkage) once the layer compiles as a unity file.
+namespace tokenizer_detail {
+
 // Word -> ids, shared by all copies of a tokenizer and safe to use from several threads.
 class WordCache {
  public:
@@ -50,7 +56,7 @@ class WordCache {
   std::unordered_map<std::string, std::vector<int32_t>> ids_;
 };
 
-}  // namespace
+}  // namespace tokenizer_detail
 
 struct Gpt2Tokenizer::State {
   TokenizerFiles files;
@@ -58,7 +64,7 @@ struct Gpt2Tokenizer::State {
   BpeModel model;
   Pretokenizer pretokenizer;
   std::optional<int32_t> end_of_text_id;  // empty if the vocab has no "<|endoftext|>"
-  mutable WordCache cache;
+  mutable tokenizer_detail::WordCache cache;
 
   void check_id(int64_t id) const {
     if (id < 0 || id >= static_cast<int64_t>(model.token_bytes.size())) {
