@@ -20,9 +20,16 @@ struct BpeMerge {
 
 struct BpeModel {
   std::vector<std::string> token_bytes;                    // id -> bytes
-  std::unordered_map<std::string, int32_t> id_of_bytes;    // bytes -> id
   std::array<int32_t, 256> byte_ids{};                     // the single-byte tokens
   std::unordered_map<uint64_t, BpeMerge> merges;           // (left id, right id) -> merge
+
+  // Makes room for ids 0..count-1, all without bytes yet (clears what was there).
+  void reserve_tokens(size_t count);
+  // Gives token `id` (< the reserved count) its bytes; false, and nothing changed, when another
+  // token already has them.
+  bool add_token(int32_t id, std::string bytes);
+  // The id of the token with these bytes, or -1.
+  int32_t id_of(std::string_view bytes) const;
 
   static uint64_t pair_key(int32_t left, int32_t right) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
@@ -33,6 +40,11 @@ struct BpeModel {
   // occurrences left to right, until no adjacent pair has a merge. Runs in O(n log n) for a word
   // of n bytes (a heap of candidate pairs over a linked list), so one huge word stays fast.
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
+
+ private:
+  // bytes -> id as an open-addressed table of ids (-1: empty) over token_bytes. Loading checks
+  // three lookups per merge line; a node-based map of strings made those most of a load's time.
+  std::vector<int32_t> id_slots_;
 };
 
 }  // namespace genrepro

@@ -98,8 +98,8 @@ Gpt2Tokenizer Gpt2Tokenizer::from_files(const std::string& vocab_path, const std
   auto state = std::make_shared<State>();
   state->files = {vocab_path, merges_path};
   state->model = load_bpe_model(state->files, state->table);
-  const auto eot = state->model.id_of_bytes.find(std::string(kEndOfText));
-  if (eot != state->model.id_of_bytes.end()) state->end_of_text_id = eot->second;
+  const int32_t eot = state->model.id_of(kEndOfText);
+  if (eot >= 0) state->end_of_text_id = eot;
   return Gpt2Tokenizer(std::move(state));
 }
 
@@ -150,9 +150,9 @@ int64_t Gpt2Tokenizer::vocab_size() const { return static_cast<int64_t>(state_->
 std::optional<int64_t> Gpt2Tokenizer::token_id(std::string_view token) const {
   const std::optional<std::string> bytes = state_->table.to_bytes(token, nullptr);
   if (!bytes) return std::nullopt;
-  const auto it = state_->model.id_of_bytes.find(*bytes);
-  if (it == state_->model.id_of_bytes.end()) return std::nullopt;
-  return it->second;
+  const int32_t id = state_->model.id_of(*bytes);
+  if (id < 0) return std::nullopt;
+  return id;
 }
 
 const std::string& Gpt2Tokenizer::vocab_path() const { return state_->files.vocab; }

@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer_files.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -94,26 +95,82 @@ nlohmann::json parse_vocab_json(const std::string& path, const std::string& text
   return vocab;
 }
 
-void read_vocab(const std::string& path, const ByteUnicodeTable& table, BpeModel& model) {
-  const nlohmann::json vocab = parse_vocab_json(path, read_whole_file(path, "vocab file"));
+// The vocab as (token symbols, id) pairs in file order, while the file is one flat JSON object of
+// non-negative integers; the parse stops at anything else, and the DOM path below names the problem.
+// A SAX pass skips building nlohmann's std::map of 50,257 keys, a large share of a load's time.
+class FlatVocabPairs : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<std::pair<std::string, int64_t>> pairs;
+
+  bool start_object(std::size_t) override { return ++depth_ == 1; }
+  bool end_object() override { return --depth_ == 0; }
+  bool key(string_t& k) override {
+    key_ = std::move(k);
+    return true;
+  }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (v > static_cast<number_unsigned_t>(INT64_MAX)) return false;
+    pairs.emplace_back(std::move(key_), static_cast<int64_t>(v));
+    return true;
+  }
+  bool number_integer(number_integer_t v) override {
+    if (v < 0) return false;
+    pairs.emplace_back(std::move(key_), v);
+    return true;
+  }
+  bool null() override { return false; }
+  bool boolean(bool) override { return false; }
+  bool number_float(number_float_t, const string_t&) override { return false; }
+  bool string(string_t&) override { return false; }
+  bool binary(binary_t&) override { return false; }
+  bool start_array(std::size_t) override { return false; }
+  bool end_array() override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  int depth_ = 0;
+  string_t key_;
+};
+
+// Fills `model` from a vocab with nothing to report; false (model unspecified) when any entry
+// needs the checks, and the messages, of read_vocab_checked.
+bool read_vocab_fast(const std::string& text, const ByteUnicodeTable& table, BpeModel& model) {
+  FlatVocabPairs vocab;
+  if (!nlohmann::json::sax_parse(text, &vocab) || vocab.pairs.empty()) return false;
+  const auto count = static_cast<int64_t>(vocab.pairs.size());
+  model.reserve_tokens(count);
+  std::vector<bool> id_taken(count, false);
+  for (auto& [key, id] : vocab.pairs) {
+    if (id >= count || id_taken[id] || key.empty()) return false;
+    std::optional<std::string> bytes = table.to_bytes(key, nullptr);
+    // The byte symbols are a bijection, so a repeated key is a repeated byte string.
+    if (!bytes || !model.add_token(static_cast<int32_t>(id), std::move(*bytes))) return false;
+    id_taken[id] = true;
+  }
+  return true;
+}
+
+void read_vocab_checked(const std::string& path, const std::string& text, const ByteUnicodeTable& table,
+                        BpeModel& model) {
+  const nlohmann::json vocab = parse_vocab_json(path, text);
   const auto count = static_cast<int64_t>(vocab.size());
   if (count == 0) {
     throw TokenizerError("vocab file '" + path + "' is an empty object; expected GPT-2's vocab.json");
   }
-  model.token_bytes.assign(count, std::string());
+  model.reserve_tokens(count);
   std::vector<const std::string*> key_of_id(count, nullptr);
-  model.id_of_bytes.reserve(count);
   for (const auto& [key, value] : vocab.items()) {
     if (!value.is_number_integer()) {
       throw TokenizerError("vocab file '" + path + "': entry " + shown_quoted(key) + " has " + type_name(value) + " " +
                            shown_quoted(value.dump()) + " as its id; ids must be integers 0.." + std::to_string(count - 1));
     }
-    const int64_t id = value.get<int64_t>();
-    if (id < 0 || id >= count) {
-      throw TokenizerError("vocab file '" + path + "': entry " + shown_quoted(key) + " has id " + std::to_string(id) +
+    // nlohmann reads a non-negative integer as unsigned: a huge one must not wrap to a negative id.
+    if (!value.is_number_unsigned() || value.get<uint64_t>() >= static_cast<uint64_t>(count)) {
+      throw TokenizerError("vocab file '" + path + "': entry " + shown_quoted(key) + " has id " + value.dump() +
                            ", outside 0.." + std::to_string(count - 1) + " (the file has " + std::to_string(count) +
                            " entries and ids must number them without gaps); fix the id");
     }
+    const auto id = static_cast<int64_t>(value.get<uint64_t>());
     if (key_of_id[id]) {
       throw TokenizerError("vocab file '" + path + "': entries " + shown_quoted(*key_of_id[id]) + " and " + shown_quoted(key) +
                            " both have id " + std::to_string(id) + "; each id must name one token, fix one of them");
@@ -130,12 +187,16 @@ void read_vocab(const std::string& path, const ByteUnicodeTable& table, BpeModel
                            "this is not a byte-level BPE vocab like GPT-2's vocab.json");
     }
     key_of_id[id] = &key;
-    model.id_of_bytes.emplace(*bytes, static_cast<int32_t>(id));
-    model.token_bytes[id] = std::move(*bytes);
+    model.add_token(static_cast<int32_t>(id), std::move(*bytes));  // keys differ, so their bytes do
   }
+}
+
+// The 256 single-byte tokens every byte-level BPE vocab has, or an error naming the first missing.
+void find_byte_ids(const std::string& path, const ByteUnicodeTable& table, BpeModel& model) {
   for (int b = 0; b < 256; ++b) {
-    const auto it = model.id_of_bytes.find(std::string(1, static_cast<char>(b)));
-    if (it == model.id_of_bytes.end()) {
+    const char byte = static_cast<char>(b);
+    const int32_t id = model.id_of(std::string_view(&byte, 1));
+    if (id < 0) {
       std::string symbol;
       append_utf8(symbol, table.code_point(static_cast<uint8_t>(b)));
       char hex[8];
@@ -143,8 +204,17 @@ void read_vocab(const std::string& path, const ByteUnicodeTable& table, BpeModel
       throw TokenizerError("vocab file '" + path + "' has no token for the byte " + hex + " (written " +
                            shown_quoted(symbol) + "); a byte-level BPE vocab needs all 256 single-byte tokens");
     }
-    model.byte_ids[b] = it->second;
+    model.byte_ids[b] = id;
   }
+}
+
+void read_vocab(const std::string& path, const ByteUnicodeTable& table, BpeModel& model) {
+  const std::string text = read_whole_file(path, "vocab file");
+  if (!read_vocab_fast(text, table, model)) {
+    model = BpeModel();
+    read_vocab_checked(path, text, table, model);
+  }
+  find_byte_ids(path, table, model);
 }
 
 // One side of a merge line, as bytes, or an error naming the line.
@@ -164,7 +234,8 @@ std::string merge_side(const std::string& path, size_t line_number, std::string_
 void read_merges(const std::string& path, const std::string& vocab_path, const ByteUnicodeTable& table,
                  BpeModel& model) {
   const std::string text = read_whole_file(path, "merges file");
-  std::unordered_map<uint64_t, size_t> line_of_pair;
+  model.merges.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  std::string merged;  // left + right, reused: one allocation per load, not per line
   size_t line_number = 0;
   size_t pos = 0;
   int32_t rank = 0;
@@ -192,25 +263,26 @@ void read_merges(const std::string& path, const std::string& vocab_path, const B
     const std::string left = merge_side(path, line_number, line, line.substr(0, space), table);
     const std::string right = merge_side(path, line_number, line, line.substr(space + 1), table);
     const auto find_token = [&](const std::string& bytes, std::string_view role) {
-      const auto it = model.id_of_bytes.find(bytes);
-      if (it == model.id_of_bytes.end()) {
+      const int32_t id = model.id_of(bytes);
+      if (id < 0) {
         throw TokenizerError("merges file '" + path + "': line " + std::to_string(line_number) + " " + shown_quoted(line) +
                              ": " + std::string(role) + " " + shown_quoted(table.to_symbols(bytes)) +
                              " is not a token of '" + vocab_path + "'; the merges must come with their own vocab");
       }
-      return it->second;
+      return id;
     };
     const int32_t left_id = find_token(left, "its left side");
     const int32_t right_id = find_token(right, "its right side");
-    const int32_t merged_id = find_token(left + right, "the merged token");
-    const uint64_t key = BpeModel::pair_key(left_id, right_id);
-    const auto [it, inserted] = line_of_pair.emplace(key, line_number);
+    merged.assign(left).append(right);
+    const int32_t merged_id = find_token(merged, "the merged token");
+    const auto [it, inserted] = model.merges.emplace(BpeModel::pair_key(left_id, right_id), BpeMerge{rank, merged_id});
     if (!inserted) {
+      // Every line after the header is a merge, so rank r was read from line r + 2.
       throw TokenizerError("merges file '" + path + "': line " + std::to_string(line_number) + " " + shown_quoted(line) +
-                           " repeats the merge of line " + std::to_string(it->second) +
+                           " repeats the merge of line " + std::to_string(it->second.rank + 2) +
                            "; each pair is merged once, remove one of them");
     }
-    model.merges.emplace(key, BpeMerge{rank++, merged_id});
+    ++rank;
   }
   if (line_number == 0) {
     throw TokenizerError("merges file '" + path + "' is empty; expected \"#version: 0.2\" and GPT-2's merges");

@@ -256,9 +256,23 @@ TEST(TokenizerFiles, MalformedVocab) {
   EXPECT_EQ(load("{\"a\": 0, \"b\": 7}"),
             file + ": entry \"b\" has id 7, outside 0..1 (the file has 2 entries and ids must number them without "
                    "gaps); fix the id");
+  EXPECT_EQ(load("{\"a\": 0, \"b\": -1}"),
+            file + ": entry \"b\" has id -1, outside 0..1 (the file has 2 entries and ids must number them without "
+                   "gaps); fix the id");
+  // Larger than any int64: named as written, not as the negative number it would wrap to.
+  EXPECT_EQ(load("{\"a\": 0, \"b\": 18446744073709551615}"),
+            file + ": entry \"b\" has id 18446744073709551615, outside 0..1 (the file has 2 entries and ids must "
+                   "number them without gaps); fix the id");
+  EXPECT_EQ(load("{\"a\": 0, \"b\": {\"c\": 1}}"),
+            file + ": entry \"b\" has an object \"{\\\"c\\\":1}\" as its id; ids must be integers 0..1");
+  EXPECT_EQ(load("{\"a\": 0, \"b\": null}"), file + ": entry \"b\" has a null \"null\" as its id; ids must be integers 0..1");
+  EXPECT_EQ(load("7"), file + " holds an integer, expected one JSON object {\"token\": id, ...} as in GPT-2's vocab.json");
   EXPECT_EQ(load("{\"a\": 0, \"b\": 0}"),
             file + ": entries \"a\" and \"b\" both have id 0; each id must name one token, fix one of them");
   EXPECT_EQ(load("{\"a\": 0, \"a\": 1}"), file + ": entry \"a\" appears twice; each token may appear once, remove one of them");
+  // Also when the repeat comes last and every id is otherwise in order (the fast reader's case).
+  EXPECT_EQ(load("{\"a\": 0, \"b\": 1, \"a\": 2}"),
+            file + ": entry \"a\" appears twice; each token may appear once, remove one of them");
   EXPECT_EQ(load("{\"a b\": 0}"),
             file + ": entry \"a b\" contains U+0020, which is not one of GPT-2's 256 byte symbols (a space is written "
                    "\"Ġ\"); this is not a byte-level BPE vocab like GPT-2's vocab.json");
