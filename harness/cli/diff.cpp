@@ -1,5 +1,6 @@
 // genrepro diff GOLDEN EVIDENCE: do the new runs agree with the golden ones, and if not, why?
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/flag_kinds.hpp"
@@ -8,6 +9,7 @@
 #include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
 #include "compare/evidence_diff.hpp"
+#include "compare/fragility.hpp"
 #include "compare/run_pairing.hpp"
 #include "evidence/evidence_consistency.hpp"
 #include "util/atomic_file.hpp"
@@ -27,6 +29,8 @@ struct DiffOptions {
   std::string junit;        // write a JUnit XML report here (empty: none)
   std::string annotations;  // "github": print workflow-command annotations (empty: none)
   bool junit_given = false;  // --junit was on the command line (so an empty value is refused)
+  std::string sensitivity;    // a sensitivity.json that labels divergences (empty: none)
+  bool allow_fragile = false;  // exit 0 when every failure is a known-fragile divergence
 };
 
 void check_diff_options(const DiffOptions& a) {
@@ -37,6 +41,8 @@ void check_diff_options(const DiffOptions& a) {
     throw UsageError("--annotations and --json both print on stdout; drop one (--junit FILE goes with either)");
   if (a.brief && a.json) throw UsageError("--brief and --json both choose what stdout holds; drop one");
   if (a.junit_given) check_output_file("--junit", a.junit, {a.golden, a.evidence});
+  if (a.allow_fragile && a.sensitivity.empty())
+    throw UsageError("--allow-fragile needs --sensitivity FILE: without a matrix no divergence is known to be fragile");
 }
 
 std::vector<std::string> pair_keys(const std::string& list) {
@@ -49,18 +55,30 @@ int run_diff(const DiffOptions& a, Console& io) {
   const std::vector<std::string> keys = pair_keys(a.pair_by);  // checked before any file is read
   const std::vector<EvidenceFile> golden = read_golden(a.golden);
   const EvidenceFile current = read_evidence_file(a.evidence);
+  std::optional<FragilityKnowledge> matrix;
+  if (!a.sensitivity.empty()) matrix = read_fragility(a.sensitivity);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance, keys});
+  std::vector<RunFragility> labels;
+  if (matrix) labels = label_divergences(d, golden, current, *matrix);
   print_unchecked_texts(golden, io.err);
   print_unchecked_texts(current.path, current.evidence, io.err);
-  if (a.json)
-    io.out << json_document_text(diff_to_json(d)) << "\n";
-  else if (a.brief)
-    io.out << format_diff_brief(d);
-  else
-    io.out << format_diff_text(d);
+  if (a.json) {
+    OrderedJson doc = diff_to_json(d);
+    if (matrix) doc["fragility"] = fragility_to_json(*matrix, labels);
+    io.out << json_document_text(doc) << "\n";
+  } else {
+    io.out << (a.brief ? format_diff_brief(d) : format_diff_text(d));
+    if (matrix) io.out << format_fragility_text(*matrix, labels);
+  }
   if (a.annotations == "github") io.out << diff_to_github_annotations(d);
   if (!a.junit.empty()) write_file_atomically(a.junit, diff_to_junit(d));
-  return d.agree() ? kExitOk : kExitDiffer;
+  if (d.agree()) return kExitOk;
+  if (a.allow_fragile && only_known_fragile(d, labels)) {
+    io.err << "genrepro: diff: every run that parted diverged where the matrix knows tokens flip (known-fragile); "
+              "exit 0 because of --allow-fragile\n";
+    return kExitOk;
+  }
+  return kExitDiffer;
 }
 
 }  // namespace
@@ -75,7 +93,8 @@ void setup_diff(CLI::App& app, VerbContext& ctx) {
       "margin there, and a verdict (regression, kept-set change, sampler/RNG change, parameter\n"
       "change, near-tie; docs/diff.md). Environment differences are listed as likely causes.\n"
       "Runs whose ids differ but that ran the same cell (--pair-by) are paired and explained as a\n"
-      "parameter change; a pair still fails. 'genrepro help diff' is this text.\n"
+      "parameter change; a pair still fails. With --sensitivity, each token divergence is labelled\n"
+      "known-fragile or unexpected (docs/sensitivity.md). 'genrepro help diff' is this text.\n"
       "Exit: 0 agree, 1 differ (or runs missing, extra or paired), 2 bad input.");
   cmd->add_option("GOLDEN", a->golden, "Golden evidence file, or a directory of them (e.g. golden/fixture)")
       ->type_name("PATH")
@@ -104,6 +123,14 @@ void setup_diff(CLI::App& app, VerbContext& ctx) {
                   "github: also print one GitHub Actions ::error line per failing run (and a ::warning for\n"
                   "environment differences), which the workflow shows as annotations")
       ->type_name("github");
+  cmd->add_option("--sensitivity", a->sensitivity,
+                  "A sensitivity.json (genrepro sensitivity --out DIR): label each run whose tokens diverged\n"
+                  "known-fragile (this matrix flipped it at that new token, or the golden's top-1/top-2 logit\n"
+                  "margin there is at most the matrix's m*) or unexpected; labels only, the exit code stays")
+      ->type_name("PATH");
+  cmd->add_flag("--allow-fragile", a->allow_fragile,
+                "With --sensitivity: exit 0 when every failing run is a known-fragile token divergence (no\n"
+                "missing, extra or paired run, no other difference)");
   on_verb(*cmd, ctx, [a, &ctx, junit] {
     a->junit_given = junit->count() > 0;
     ctx.exit_code = run_diff(*a, ctx.io);

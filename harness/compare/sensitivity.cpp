@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "evidence/value_text.hpp"
+#include "util/significant_digits.hpp"
 
 namespace genrepro {
 
@@ -162,11 +163,6 @@ void predict(SensitivityMatrix& m) {
   }
 }
 
-std::string three_digits(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 std::string percent(std::size_t part, std::size_t whole) {
   if (whole == 0) return "-";
