@@ -185,6 +185,26 @@ CONFIGS = [
 ]
 
 
+# Every vector once more through one of these: top-n-sigma and dynamic temperature (temp_ext) each on
+# 1,500 vectors, with n from below one sigma to past the tail, and temp_ext's edges: a range wider than
+# the temperature (min_temp clamps to 0), exponent 0 (always the top of the range) and below 1, a
+# temperature of 0 inside the range, each alone and behind llama.cpp's default filters.
+SWEEP = [
+    {"name": "sweep-sigma0.5", "top_n_sigma": 0.5, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 31},
+    {"name": "dynatemp-wide", "dynatemp_range": 1.5, "dynatemp_exponent": 1.0, "temperature": 1.0, "top_k": 0,
+     "top_p": 1.0, "min_p": 0.0, "seed": 32},
+    {"name": "sweep-sigma1.5-defaults", "top_n_sigma": 1.5, "seed": 33},
+    {"name": "dynatemp-exp0", "dynatemp_range": 0.5, "dynatemp_exponent": 0.0, "seed": 34},
+    {"name": "sweep-sigma3", "top_n_sigma": 3.0, "top_k": 0, "min_p": 0.0, "temperature": 1.2, "seed": 35},
+    {"name": "dynatemp-exp0.4", "dynatemp_range": 0.6, "dynatemp_exponent": 0.4, "top_k": 0, "top_p": 1.0, "seed": 36},
+    {"name": "sweep-sigma1-penalties", "top_n_sigma": 1.0, "repeat_penalty": 1.3, "top_k": 0, "top_p": 0.9, "seed": 37},
+    {"name": "dynatemp-t0-in-range", "dynatemp_range": 0.5, "dynatemp_exponent": 2.0, "temperature": 0.25, "top_k": 100,
+     "seed": 38},
+    {"name": "sweep-sigma8", "top_n_sigma": 8.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 39},
+    {"name": "dynatemp-sigma", "dynatemp_range": 0.3, "dynatemp_exponent": 1.0, "top_n_sigma": 2.0, "top_k": 0, "seed": 40},
+]
+
+
 def json_safe(v):
     """-inf as genrepro writes it ("-Infinity"), so the file is JSON."""
     if isinstance(v, float) and math.isinf(v):
@@ -202,6 +222,26 @@ def read_vectors(path, sizes):
     return [blob[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
 
+def one_case(llama, dists, c, i, x, ids):
+    """Vector i through configuration c, sampler by sampler, then c's dist sampler."""
+    n = len(x)
+    buf, data, a = candidates(x)
+    records = []
+    for name in stages_of(c):
+        s = llama.stage(name, c, n)
+        if name == "penalties":
+            for t in ids:  # the history, prompt included
+                llama.lib.llama_sampler_accept(s, t)
+        llama.lib.llama_sampler_apply(s, ctypes.byref(a))
+        llama.lib.llama_sampler_free(s)
+        records.append([name, a.size, finite(a), bool(a.sorted), array_hash(a)])
+    if finite(a) == 0:
+        return {"vector": i, "config": c["name"], "ids": ids, "stages": records, "token": None}
+    llama.lib.llama_sampler_apply(dists[c["name"]], ctypes.byref(a))
+    return {"vector": i, "config": c["name"], "ids": ids, "stages": records,
+            "selected": a.selected, "token": int(a.data[a.selected].id), "p_hash": p_hash(a)}
+
+
 def write_cases(llama, vectors_dir, vectors=None, hf_cases=None):
     """DIR/llama-cases.json for the vectors hf_processors.py wrote: from memory when the caller has
     them (framework_references.py, one process), else read back from DIR."""
@@ -210,31 +250,13 @@ def write_cases(llama, vectors_dir, vectors=None, hf_cases=None):
             hf_cases = json.load(f)["cases"]
     if vectors is None:
         vectors = read_vectors(os.path.join(vectors_dir, "vectors.f32"), [c["size"] for c in hf_cases])
-    dists = {c["name"]: llama.lib.llama_sampler_init_dist(c["seed"]) for c in CONFIGS}
-    cases = []
-    for i, (x, hc) in enumerate(zip(vectors, hf_cases)):
-        c = CONFIGS[i % len(CONFIGS)]
-        n = len(x)
-        buf, data, a = candidates(x)
-        records = []
-        for name in stages_of(c):
-            s = llama.stage(name, c, n)
-            if name == "penalties":
-                for t in hc["ids"]:  # the history, prompt included
-                    llama.lib.llama_sampler_accept(s, t)
-            llama.lib.llama_sampler_apply(s, ctypes.byref(a))
-            llama.lib.llama_sampler_free(s)
-            records.append([name, a.size, finite(a), bool(a.sorted), array_hash(a)])
-        if finite(a) == 0:
-            cases.append({"vector": i, "config": c["name"], "ids": hc["ids"], "stages": records, "token": None})
-            continue
-        llama.lib.llama_sampler_apply(dists[c["name"]], ctypes.byref(a))
-        cases.append({"vector": i, "config": c["name"], "ids": hc["ids"], "stages": records,
-                      "selected": a.selected, "token": int(a.data[a.selected].id), "p_hash": p_hash(a)})
+    dists = {c["name"]: llama.lib.llama_sampler_init_dist(c["seed"]) for c in CONFIGS + SWEEP}
+    cases = [one_case(llama, dists, CONFIGS[i % len(CONFIGS)], i, x, hc["ids"]) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
+    sweep = [one_case(llama, dists, SWEEP[i % len(SWEEP)], i, x, hc["ids"]) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
     for d in dists.values():
         llama.lib.llama_sampler_free(d)
     with open(os.path.join(vectors_dir, "llama-cases.json"), "w") as f:
-        f.write(json.dumps({"configs": json_safe(CONFIGS), "cases": cases}))  # dumps uses the C encoder (dump the Python one)
+        f.write(json.dumps({"configs": json_safe(CONFIGS + SWEEP), "cases": cases, "sweep": sweep}))  # dumps uses the C encoder (dump the Python one)
 
 
 LOOP_CONFIGS = [
@@ -242,6 +264,8 @@ LOOP_CONFIGS = [
     {"name": "llamacpp-penalties", "repeat_penalty": 1.3, "frequency_penalty": 0.2, "presence_penalty": 0.1, "seed": 42},
     {"name": "llamacpp-greedy-penalties", "temperature": 0.0, "repeat_penalty": 1.5, "seed": 0},
     {"name": "llamacpp-typical-dynatemp", "typical_p": 0.8, "dynatemp_range": 0.3, "top_k": 0, "seed": 7},
+    {"name": "llamacpp-top-n-sigma-dynatemp", "top_n_sigma": 1.0, "dynatemp_range": 0.5, "dynatemp_exponent": 0.5,
+     "top_k": 0, "temperature": 1.0, "seed": 11},
 ]
 
 
