@@ -4,7 +4,7 @@ allows: Hugging Face's processors (hf_processors.py) and llama.cpp's own sampler
 libllama through ctypes) share one Python start-up, one torch import and, for whole generations,
 one loaded model whose forward passes both frameworks' loops reuse.
 
-Usage:
+Usage (both at once is one process, as ctest runs it):
   framework_references.py --vectors DIR [--llama-lib LIB]
       DIR/vectors.f32 and DIR/cases.json (hf_processors.py --vectors), then, from the same vectors
       in memory, DIR/llama-cases.json (llama_cpp_sampling.py --vectors)
@@ -50,20 +50,19 @@ def main(argv):
     if a.model and not a.hf_out:
         ap.error("--model needs --hf-out FILE")
     hf_processors.torch.set_num_threads(1)
+    stale = [os.path.join(a.vectors, "llama-cases.json") if a.vectors else None, a.llama_out]
+    llama = llama_or_none(a.llama_lib, stale) if a.vectors or a.llama_out else None
     if a.vectors:
         vectors, cases = hf_processors.write_vectors(a.vectors, a.count)
-        llama = llama_or_none(a.llama_lib, [os.path.join(a.vectors, "llama-cases.json")])
         if llama:
             llama_cpp_sampling.write_cases(llama, a.vectors, [v.numpy() for v in vectors], cases)
     if a.model:
         prompt = [int(t) for t in a.prompt_ids.split(",")]
         model = hf_processors.Logits(a.model)
         hf_processors.write_loops(model, prompt, a.max_new_tokens, a.hf_out)
-        llama = llama_or_none(a.llama_lib, [a.llama_out]) if a.llama_out else None
-        if llama:
+        if llama and a.llama_out:
             llama_cpp_sampling.write_loops(llama, model, prompt, a.max_new_tokens, a.llama_out)
-        print(f"{model.computed} forward passes for {len(model.memo)} distinct sequences")
-
+        print(f"{model.computed} forward passes for the loops' {len(model.memo)} distinct sequences")
 
 if __name__ == "__main__":
     main(sys.argv[1:])

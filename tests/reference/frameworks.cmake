@@ -11,19 +11,24 @@ set(portable_kernels "OPENBLAS_CORETYPE=Haswell;ATEN_CPU_CAPABILITY=avx2")
 set(GENREPRO_LLAMA_LIB "${GENREPRO_DEPS_DIR}/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so"
     CACHE FILEPATH "libllama of @node-llama-cpp/linux-x64@3.22.1, for the llama.cpp reference tests")
 
-# The Python side runs in two processes (tests/reference/framework_references.py), each sharing its
-# start-up and torch import between Hugging Face's and llama.cpp's references; it pins the same
-# portable kernels as the C++ side, so both run the same BLAS kernels (unpinned, OpenBLAS picks its
-# slow generic "Prescott" kernels on some CPUs). Without libllama the llama.cpp half is left out:
-# the Python entries say so and pass (their Hugging Face half ran), the llama.cpp C++ entries skip.
+# The Python side is one process (tests/reference/framework_references.py): Hugging Face's and
+# llama.cpp's references share its start-up and torch import (1.7 s of CPU each time) and, for the
+# whole generations, one loaded model. It pins the same portable kernels as the C++ side, so both
+# run the same BLAS kernels (unpinned, OpenBLAS picks its slow generic "Prescott" kernels on some
+# CPUs). Without libllama the llama.cpp half is left out: this entry says so and passes (its
+# Hugging Face half ran), the llama.cpp C++ entries skip.
+set(framework_loop_hf ${CMAKE_BINARY_DIR}/reference/framework-loop-hf.json)
+set(framework_loop_llama ${CMAKE_BINARY_DIR}/reference/framework-loop-llama-cpp.json)
+add_test(NAME reference.frameworks.python
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/framework_references.py
+          --vectors ${framework_vectors} --model ${GENREPRO_TINY_MODEL} --hf-out ${framework_loop_hf}
+          --llama-lib ${GENREPRO_LLAMA_LIB} --llama-out ${framework_loop_llama})
+set_tests_properties(reference.frameworks.python PROPERTIES
+  LABELS "reference" FIXTURES_REQUIRED tiny_model TIMEOUT 300
+  FIXTURES_SETUP "framework_vectors;llama_cpp_vectors;framework_loop_hf;framework_loop_llama"
+  ENVIRONMENT "${portable_kernels}")
 
 # Fixed logits: 3,000 vectors, every stage and pick (no model).
-add_test(NAME reference.frameworks.vectors
-  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/framework_references.py
-          --vectors ${framework_vectors} --llama-lib ${GENREPRO_LLAMA_LIB})
-set_tests_properties(reference.frameworks.vectors PROPERTIES
-  LABELS "reference" FIXTURES_SETUP "framework_vectors;llama_cpp_vectors" TIMEOUT 300
-  ENVIRONMENT "${portable_kernels}")
 add_test(NAME reference.frameworks.hf_vectors
   COMMAND genrepro_engine_tests --gtest_filter=HfReference.*)
 set_tests_properties(reference.frameworks.hf_vectors PROPERTIES
@@ -35,17 +40,7 @@ set_tests_properties(reference.frameworks.llama_cpp_vectors PROPERTIES
   LABELS "reference;engine" FIXTURES_REQUIRED "framework_vectors;llama_cpp_vectors" TIMEOUT 300
   ENVIRONMENT "GENREPRO_FRAMEWORK_VECTORS=${framework_vectors};${portable_kernels}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
 
-# Whole generations on the tiny fixture, token for token with `genrepro generate --framework ...`:
-# one Python process for both frameworks' loops, one forward pass per distinct sequence.
-set(framework_loop_hf ${CMAKE_BINARY_DIR}/reference/framework-loop-hf.json)
-set(framework_loop_llama ${CMAKE_BINARY_DIR}/reference/framework-loop-llama-cpp.json)
-add_test(NAME reference.frameworks.loops.python
-  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/framework_references.py
-          --model ${GENREPRO_TINY_MODEL} --hf-out ${framework_loop_hf}
-          --llama-lib ${GENREPRO_LLAMA_LIB} --llama-out ${framework_loop_llama})
-set_tests_properties(reference.frameworks.loops.python PROPERTIES
-  LABELS "reference" FIXTURES_REQUIRED tiny_model FIXTURES_SETUP "framework_loop_hf;framework_loop_llama" TIMEOUT 300
-  ENVIRONMENT "${portable_kernels}")
+# Whole generations on the tiny fixture, token for token with `genrepro generate --framework ...`.
 add_test(NAME reference.frameworks.hf_loop
   COMMAND genrepro_cli_tests --gtest_filter=FrameworkLoops.GenerateFrameworkHf*)
 set_tests_properties(reference.frameworks.hf_loop PROPERTIES
@@ -56,3 +51,9 @@ add_test(NAME reference.frameworks.llama_cpp_loop
 set_tests_properties(reference.frameworks.llama_cpp_loop PROPERTIES
   LABELS "reference" FIXTURES_REQUIRED "tiny_model;framework_loop_llama" TIMEOUT 300
   ENVIRONMENT "GENREPRO_FRAMEWORK_LOOP_LLAMA_CPP=${framework_loop_llama};${portable_kernels}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+# generate's default path (KV cache, batched decoder) against the same reference ids.
+add_test(NAME reference.frameworks.cached_loops
+  COMMAND genrepro_cli_tests --gtest_filter=FrameworkLoopsCached.*)
+set_tests_properties(reference.frameworks.cached_loops PROPERTIES
+  LABELS "reference" FIXTURES_REQUIRED "tiny_model;framework_loop_hf;framework_loop_llama" TIMEOUT 300
+  ENVIRONMENT "GENREPRO_FRAMEWORK_LOOP_HF=${framework_loop_hf};GENREPRO_FRAMEWORK_LOOP_LLAMA_CPP=${framework_loop_llama};${portable_kernels}")
