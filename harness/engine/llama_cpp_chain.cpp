@@ -350,12 +350,10 @@ void temp_ext(Candidates& cur, float temp, float delta, float exponent) {
   temperature(cur, temp);
 }
 
-void Dist::probabilities(Candidates& cur) {
-  if (cur.size == 0) return;
-  if (cur.size == 1) {
-    cur.data[0].p = 1.0f;
-    return;
-  }
+// dist's weights: p_i = expf(logit_i - max) as floats, their sum in double (llama_sampler_dist_apply
+// and the p a first-prediction record shows must be the same bits, so both come from here).
+// Returns the sum; the p are left unnormalised.
+double Dist::unnormalised_weights(Candidates& cur) {
   float max_l = cur.data[0].logit;
   if (!cur.sorted)
     for (size_t i = 1; i < cur.size; ++i) max_l = std::max(max_l, cur.data[i].logit);
@@ -365,6 +363,16 @@ void Dist::probabilities(Candidates& cur) {
     cur.data[i].p = p;
     sum += p;
   }
+  return sum;
+}
+
+void Dist::probabilities(Candidates& cur) {
+  if (cur.size == 0) return;
+  if (cur.size == 1) {
+    cur.data[0].p = 1.0f;
+    return;
+  }
+  const double sum = unnormalised_weights(cur);
   for (size_t i = 0; i < cur.size; ++i) cur.data[i].p /= sum;
 }
 
@@ -381,15 +389,7 @@ void Dist::apply(Candidates& cur) {
     cur.data[0].p = 1.0f;
     return;
   }
-  float max_l = cur.data[0].logit;
-  if (!cur.sorted)
-    for (size_t i = 1; i < cur.size; ++i) max_l = std::max(max_l, cur.data[i].logit);
-  double sum = 0.0f;
-  for (size_t i = 0; i < cur.size; ++i) {
-    const float p = expf(cur.data[i].logit - max_l);
-    cur.data[i].p = p;
-    sum += p;
-  }
+  const double sum = unnormalised_weights(cur);
   const double u = uniform(rng_);
   double running = 0.0f;
   const double target = sum * u;

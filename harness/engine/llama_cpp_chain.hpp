@@ -80,6 +80,9 @@ class Dist {
   static void probabilities(Candidates& cur);
 
  private:
+  // expf(logit - max) into every p (unnormalised); returns their sum in double. cur.size >= 1.
+  static double unnormalised_weights(Candidates& cur);
+
   std::mt19937 rng_;
 };
 

@@ -33,13 +33,14 @@ import argparse
 import json
 import math
 import os
-import struct
 import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from framework_hash import float_bits, word_hash  # noqa: E402
+
 NEG_INF = -float("inf")
-MASK64 = (1 << 64) - 1
 
 
 # ---------------------------------------------------------------- the processors
@@ -270,24 +271,19 @@ def apply_stage(name, c, input_ids, scores, prompt_length, eos):
 
 
 def kept_hash(scores):
-    """FNV-1a over the kept ids (scores above -inf), ascending; the C++ test computes the same."""
-    h = 0xCBF29CE484222325
-    for i in torch.nonzero(scores.reshape(-1) > NEG_INF).reshape(-1).tolist():
-        h = ((h ^ i) * 0x100000001B3) & MASK64
-    return h
+    """framework_hash.word_hash of the kept ids (scores above -inf), ascending; the C++ test computes the same."""
+    return word_hash(torch.nonzero(scores.reshape(-1) > NEG_INF).reshape(-1).numpy())
 
 
 def bits_hash(scores):
-    """FNV-1a over the float32 bit patterns of every score, in index order."""
-    h = 0xCBF29CE484222325
-    for b in struct.unpack("<%dI" % scores.numel(), scores.reshape(-1).contiguous().numpy().tobytes()):
-        h = ((h ^ b) * 0x100000001B3) & MASK64
-    return h
+    """framework_hash.word_hash of the float32 bit patterns of every score, in index order."""
+    return word_hash(float_bits(scores.reshape(-1).contiguous().numpy()))
 
 
-def run_chain(c, logits, ids, prompt_length, eos, generator):
+def run_chain(c, logits, ids, prompt_length, eos, generator, record=True):
     """One step: the stages, then the pick. Returns (per-stage records, token); token None when a
-    stage left nothing (every score -inf), where genrepro stops the run with a NumericsError."""
+    stage left nothing (every score -inf), where genrepro stops the run with a NumericsError.
+    record False: no per-stage hashes (a whole generation compares tokens only), the same scores."""
     greedy = c.get("greedy", False)
     input_ids = torch.tensor([ids], dtype=torch.long)
     scores = logits.reshape(1, -1).to(torch.float32)
@@ -295,7 +291,8 @@ def run_chain(c, logits, ids, prompt_length, eos, generator):
     for name in stages_of(c, greedy):
         scores = apply_stage(name, c, input_ids, scores, prompt_length, eos)
         kept = int((scores > NEG_INF).sum())
-        records.append([name, kept, str(kept_hash(scores)), str(bits_hash(scores))])
+        if record:
+            records.append([name, kept, kept_hash(scores), bits_hash(scores)])
         if kept == 0:  # nothing left: HF's multinomial would refuse the NaN probabilities
             return records, None
     if greedy:
@@ -386,33 +383,58 @@ def write_vectors(out_dir, count):
             cases.append({"vector": i, "size": x.numel(), "config": c["name"], "ids": ids,
                           "prompt_length": prompt_length, "stages": records, "token": token})
     with open(os.path.join(out_dir, "cases.json"), "w") as f:
-        json.dump({"eos": EOS, "configs": CONFIGS, "cases": cases}, f)
+        f.write(json.dumps({"eos": EOS, "configs": CONFIGS, "cases": cases}))  # dumps uses the C encoder (dump the Python one)
+    return vectors, cases
 
 
 # ---------------------------------------------------------------- a whole generation
 
-def generation(model_dir, prompt_ids, c, max_new_tokens):
-    """generate(input_ids, do_sample=..., max_new_tokens=...) as its loop runs it, with
-    gpt2_reference.py's forward pass (use_cache=False: every step recomputes)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import gpt2_reference as ref
-    torch.set_num_threads(1)
-    w = ref.Gpt2Weights(model_dir)
-    eos = w.config.get("eos_token_id", 50256)
+class Logits:
+    """The model's last-position logits of a sequence: gpt2_reference.py's forward pass (use_cache=False,
+    every position recomputed, as genrepro --no-cache does), loaded once and shared by every generation
+    of the process. A sequence two generations both reach (the prompt, or two chains that pick alike)
+    is computed once: the same input gives the same bits, so reusing it changes nothing."""
+
+    def __init__(self, model_dir):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import gpt2_reference as ref
+        self.ref = ref
+        self.w = ref.Gpt2Weights(model_dir)
+        self.eos = self.w.config.get("eos_token_id", 50256)
+        self.n_positions = self.w.n_positions
+        self.n_vocab = self.w.t["wte.weight"].shape[0]
+        self.memo = {}
+        self.computed = 0
+
+    def last(self, ids):
+        key = tuple(ids)
+        if key not in self.memo:
+            self.memo[key] = self.ref.forward_logits(self.w, ids)[-1]
+            self.computed += 1
+        return self.memo[key]
+
+
+def generation(model, prompt_ids, c, max_new_tokens):
+    """generate(input_ids, do_sample=..., max_new_tokens=...) as its loop runs it, on `model` (Logits)."""
     generator = torch.Generator(device="cpu").manual_seed(c["seed"])
     ids = list(prompt_ids)
     new = []
     with torch.no_grad():
         for _ in range(max_new_tokens):
-            if len(ids) >= w.n_positions:
+            if len(ids) >= model.n_positions:
                 break
-            logits = ref.forward_logits(w, ids)[-1]
-            _, token = run_chain(c, logits, ids, len(prompt_ids), eos, generator)
+            _, token = run_chain(c, model.last(ids), ids, len(prompt_ids), model.eos, generator, record=False)
             ids.append(token)
             new.append(token)
-            if token == eos:
+            if token == model.eos:
                 break
     return new
+
+
+def write_loops(model, prompt, max_new_tokens, out):
+    runs = [{"config": c, "ids": generation(model, prompt, c, max_new_tokens)} for c in LOOP_CONFIGS]
+    with open(out, "w") as f:
+        f.write(json.dumps({"prompt_ids": prompt, "max_new_tokens": max_new_tokens, "runs": runs}))
 
 
 LOOP_CONFIGS = [
@@ -435,10 +457,7 @@ def main(argv):
     if a.vectors:
         write_vectors(a.vectors, a.count)
     if a.model:
-        prompt = [int(t) for t in a.prompt_ids.split(",")]
-        runs = [{"config": c, "ids": generation(a.model, prompt, c, a.max_new_tokens)} for c in LOOP_CONFIGS]
-        with open(a.out, "w") as f:
-            json.dump({"prompt_ids": prompt, "max_new_tokens": a.max_new_tokens, "runs": runs}, f)
+        write_loops(Logits(a.model), [int(t) for t in a.prompt_ids.split(",")], a.max_new_tokens, a.out)
 
 
 if __name__ == "__main__":

@@ -27,10 +27,14 @@ import ctypes
 import json
 import math
 import os
-import struct
 import sys
 
-MASK64 = (1 << 64) - 1
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from framework_hash import float_bits, word_hash  # noqa: E402
+
+TOKEN_DTYPE = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
 
 
 class TokenData(ctypes.Structure):
@@ -118,28 +122,33 @@ def stages_of(c):
     return order + c.get("order", ORDER)
 
 
+def view(a):
+    """The candidate array `a` points at, as a numpy array laid out as llama_token_data (no copy):
+    wherever a sampler left data, size entries from there."""
+    if a.size == 0:
+        return np.zeros(0, dtype=TOKEN_DTYPE)
+    addr = ctypes.cast(a.data, ctypes.c_void_p).value
+    raw = (ctypes.c_uint8 * (a.size * ctypes.sizeof(TokenData))).from_address(addr)
+    return np.frombuffer(raw, dtype=TOKEN_DTYPE)
+
+
 def array_hash(a):
-    h = 0xCBF29CE484222325
-    for i in range(a.size):
-        d = a.data[i]
-        h = ((h ^ (d.id & 0xFFFFFFFF)) * 0x100000001B3) & MASK64
-        h = ((h ^ struct.unpack("<I", struct.pack("<f", d.logit))[0]) * 0x100000001B3) & MASK64
-    return h
+    """framework_hash.word_hash of (id << 32) | logit bits for every candidate, in the array's order."""
+    v = view(a)
+    words = (v["id"].astype(np.uint32).astype(np.uint64) << np.uint64(32)) | float_bits(v["logit"])
+    return word_hash(words)
 
 
 def p_hash(a):
-    h = 0xCBF29CE484222325
-    for i in range(a.size):
-        h = ((h ^ struct.unpack("<I", struct.pack("<f", a.data[i].p))[0]) * 0x100000001B3) & MASK64
-    return h
+    """framework_hash.word_hash of every candidate's p bits, in the array's order."""
+    return word_hash(float_bits(view(a)["p"]))
 
 
 def candidates(logits):
     """llama_sampler_sample's array: every token in id order, its logit, p 0, unsorted. Built in a
     numpy buffer laid out as llama_token_data (int32 id, float logit, float p)."""
-    import numpy as np
     n = len(logits)
-    buf = np.zeros(n, dtype=[("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
+    buf = np.zeros(n, dtype=TOKEN_DTYPE)
     buf["id"] = np.arange(n, dtype=np.int32)
     buf["logit"] = np.asarray(logits, dtype=np.float32)
     data = (TokenData * n).from_buffer(buf)
@@ -147,7 +156,7 @@ def candidates(logits):
 
 
 def finite(a):
-    return sum(1 for i in range(a.size) if a.data[i].logit != -math.inf)
+    return int(np.count_nonzero(view(a)["logit"] != -np.inf))
 
 
 CONFIGS = [
@@ -176,6 +185,26 @@ CONFIGS = [
 ]
 
 
+# Every vector once more through one of these: top-n-sigma and dynamic temperature (temp_ext) each on
+# 1,500 vectors, with n from below one sigma to past the tail, and temp_ext's edges: a range wider than
+# the temperature (min_temp clamps to 0), exponent 0 (always the top of the range) and below 1, a
+# temperature of 0 inside the range, each alone and behind llama.cpp's default filters.
+SWEEP = [
+    {"name": "sweep-sigma0.5", "top_n_sigma": 0.5, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 31},
+    {"name": "dynatemp-wide", "dynatemp_range": 1.5, "dynatemp_exponent": 1.0, "temperature": 1.0, "top_k": 0,
+     "top_p": 1.0, "min_p": 0.0, "seed": 32},
+    {"name": "sweep-sigma1.5-defaults", "top_n_sigma": 1.5, "seed": 33},
+    {"name": "dynatemp-exp0", "dynatemp_range": 0.5, "dynatemp_exponent": 0.0, "seed": 34},
+    {"name": "sweep-sigma3", "top_n_sigma": 3.0, "top_k": 0, "min_p": 0.0, "temperature": 1.2, "seed": 35},
+    {"name": "dynatemp-exp0.4", "dynatemp_range": 0.6, "dynatemp_exponent": 0.4, "top_k": 0, "top_p": 1.0, "seed": 36},
+    {"name": "sweep-sigma1-penalties", "top_n_sigma": 1.0, "repeat_penalty": 1.3, "top_k": 0, "top_p": 0.9, "seed": 37},
+    {"name": "dynatemp-t0-in-range", "dynatemp_range": 0.5, "dynatemp_exponent": 2.0, "temperature": 0.25, "top_k": 100,
+     "seed": 38},
+    {"name": "sweep-sigma8", "top_n_sigma": 8.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "seed": 39},
+    {"name": "dynatemp-sigma", "dynatemp_range": 0.3, "dynatemp_exponent": 1.0, "top_n_sigma": 2.0, "top_k": 0, "seed": 40},
+]
+
+
 def json_safe(v):
     """-inf as genrepro writes it ("-Infinity"), so the file is JSON."""
     if isinstance(v, float) and math.isinf(v):
@@ -188,43 +217,46 @@ def json_safe(v):
 
 
 def read_vectors(path, sizes):
-    vectors, off = [], 0
-    with open(path, "rb") as f:
-        blob = f.read()
-    for n in sizes:
-        vectors.append(struct.unpack("<%df" % n, blob[off:off + 4 * n]))
-        off += 4 * n
-    return vectors
+    blob = np.fromfile(path, dtype="<f4")
+    offsets = np.cumsum([0] + sizes)
+    return [blob[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
 
-def write_cases(llama, vectors_dir):
-    with open(os.path.join(vectors_dir, "cases.json")) as f:
-        hf = json.load(f)
-    sizes = [c["size"] for c in hf["cases"]]
-    vectors = read_vectors(os.path.join(vectors_dir, "vectors.f32"), sizes)
-    dists = {c["name"]: llama.lib.llama_sampler_init_dist(c["seed"]) for c in CONFIGS}
-    cases = []
-    for i, (x, hc) in enumerate(zip(vectors, hf["cases"])):
-        c = CONFIGS[i % len(CONFIGS)]
-        n = len(x)
-        buf, data, a = candidates(x)
-        records = []
-        for name in stages_of(c):
-            s = llama.stage(name, c, n)
-            if name == "penalties":
-                for t in hc["ids"]:  # the history, prompt included
-                    llama.lib.llama_sampler_accept(s, t)
-            llama.lib.llama_sampler_apply(s, ctypes.byref(a))
-            llama.lib.llama_sampler_free(s)
-            records.append([name, a.size, finite(a), bool(a.sorted), str(array_hash(a))])
-        if finite(a) == 0:
-            cases.append({"vector": i, "config": c["name"], "ids": hc["ids"], "stages": records, "token": None})
-            continue
-        llama.lib.llama_sampler_apply(dists[c["name"]], ctypes.byref(a))
-        cases.append({"vector": i, "config": c["name"], "ids": hc["ids"], "stages": records,
-                      "selected": a.selected, "token": a.data[a.selected].id, "p_hash": str(p_hash(a))})
+def one_case(llama, dists, c, i, x, ids):
+    """Vector i through configuration c, sampler by sampler, then c's dist sampler."""
+    n = len(x)
+    buf, data, a = candidates(x)
+    records = []
+    for name in stages_of(c):
+        s = llama.stage(name, c, n)
+        if name == "penalties":
+            for t in ids:  # the history, prompt included
+                llama.lib.llama_sampler_accept(s, t)
+        llama.lib.llama_sampler_apply(s, ctypes.byref(a))
+        llama.lib.llama_sampler_free(s)
+        records.append([name, a.size, finite(a), bool(a.sorted), array_hash(a)])
+    if finite(a) == 0:
+        return {"vector": i, "config": c["name"], "ids": ids, "stages": records, "token": None}
+    llama.lib.llama_sampler_apply(dists[c["name"]], ctypes.byref(a))
+    return {"vector": i, "config": c["name"], "ids": ids, "stages": records,
+            "selected": a.selected, "token": int(a.data[a.selected].id), "p_hash": p_hash(a)}
+
+
+def write_cases(llama, vectors_dir, vectors=None, hf_cases=None):
+    """DIR/llama-cases.json for the vectors hf_processors.py wrote: from memory when the caller has
+    them (framework_references.py, one process), else read back from DIR."""
+    if hf_cases is None:
+        with open(os.path.join(vectors_dir, "cases.json")) as f:
+            hf_cases = json.load(f)["cases"]
+    if vectors is None:
+        vectors = read_vectors(os.path.join(vectors_dir, "vectors.f32"), [c["size"] for c in hf_cases])
+    dists = {c["name"]: llama.lib.llama_sampler_init_dist(c["seed"]) for c in CONFIGS + SWEEP}
+    cases = [one_case(llama, dists, CONFIGS[i % len(CONFIGS)], i, x, hc["ids"]) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
+    sweep = [one_case(llama, dists, SWEEP[i % len(SWEEP)], i, x, hc["ids"]) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
+    for d in dists.values():
+        llama.lib.llama_sampler_free(d)
     with open(os.path.join(vectors_dir, "llama-cases.json"), "w") as f:
-        json.dump({"configs": json_safe(CONFIGS), "cases": cases}, f)
+        f.write(json.dumps({"configs": json_safe(CONFIGS + SWEEP), "cases": cases, "sweep": sweep}))  # dumps uses the C encoder (dump the Python one)
 
 
 LOOP_CONFIGS = [
@@ -232,38 +264,40 @@ LOOP_CONFIGS = [
     {"name": "llamacpp-penalties", "repeat_penalty": 1.3, "frequency_penalty": 0.2, "presence_penalty": 0.1, "seed": 42},
     {"name": "llamacpp-greedy-penalties", "temperature": 0.0, "repeat_penalty": 1.5, "seed": 0},
     {"name": "llamacpp-typical-dynatemp", "typical_p": 0.8, "dynatemp_range": 0.3, "top_k": 0, "seed": 7},
+    {"name": "llamacpp-top-n-sigma-dynatemp", "top_n_sigma": 1.0, "dynatemp_range": 0.5, "dynatemp_exponent": 0.5,
+     "top_k": 0, "temperature": 1.0, "seed": 11},
 ]
 
 
-def generation(llama, model_dir, prompt_ids, c, max_new_tokens):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import torch
-    import gpt2_reference as ref
-    torch.set_num_threads(1)
-    w = ref.Gpt2Weights(model_dir)
-    eos = w.config.get("eos_token_id", 50256)
+def generation(llama, model, prompt_ids, c, max_new_tokens):
+    """One generation on `model` (hf_processors.Logits: gpt2_reference.py's forward pass, use_cache=False)."""
     L = llama.lib
-    n_vocab = w.t["wte.weight"].shape[0]
     chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
     for name in stages_of(c):
-        L.llama_sampler_chain_add(chain, llama.stage(name, c, n_vocab))
+        L.llama_sampler_chain_add(chain, llama.stage(name, c, model.n_vocab))
     L.llama_sampler_chain_add(chain, L.llama_sampler_init_dist(c["seed"]))
     for t in prompt_ids:
         L.llama_sampler_accept(chain, t)
     ids, new = list(prompt_ids), []
     for _ in range(max_new_tokens):
-        if len(ids) >= w.n_positions:
+        if len(ids) >= model.n_positions:
             break
-        buf, data, a = candidates(ref.forward_logits(w, ids)[-1].numpy())
+        buf, data, a = candidates(model.last(ids).numpy())
         L.llama_sampler_apply(chain, ctypes.byref(a))
-        token = a.data[a.selected].id
+        token = int(a.data[a.selected].id)
         L.llama_sampler_accept(chain, token)
         ids.append(token)
         new.append(token)
-        if token == eos:
+        if token == model.eos:
             break
     L.llama_sampler_free(chain)
     return new
+
+
+def write_loops(llama, model, prompt, max_new_tokens, out):
+    runs = [{"config": c, "ids": generation(llama, model, prompt, c, max_new_tokens)} for c in LOOP_CONFIGS]
+    with open(out, "w") as f:
+        f.write(json.dumps(json_safe({"prompt_ids": prompt, "max_new_tokens": max_new_tokens, "runs": runs})))
 
 
 def main(argv):
@@ -279,10 +313,10 @@ def main(argv):
     if a.vectors:
         write_cases(llama, a.vectors)
     if a.model:
-        prompt = [int(t) for t in a.prompt_ids.split(",")]
-        runs = [{"config": c, "ids": generation(llama, a.model, prompt, c, a.max_new_tokens)} for c in LOOP_CONFIGS]
-        with open(a.out, "w") as f:
-            json.dump(json_safe({"prompt_ids": prompt, "max_new_tokens": a.max_new_tokens, "runs": runs}), f)
+        import torch
+        import hf_processors
+        torch.set_num_threads(1)
+        write_loops(llama, hf_processors.Logits(a.model), [int(t) for t in a.prompt_ids.split(",")], a.max_new_tokens, a.out)
 
 
 if __name__ == "__main__":

@@ -43,9 +43,22 @@ inline torch::Tensor as_tensor(const std::vector<float>& v) {
   return torch::from_blob(const_cast<float*>(v.data()), {static_cast<int64_t>(v.size())}, torch::kFloat32).clone();
 }
 
-constexpr uint64_t kFnvOffset = 0xCBF29CE484222325ull;
-constexpr uint64_t kFnvPrime = 0x100000001B3ull;
-inline uint64_t fnv(uint64_t h, uint64_t v) { return (h ^ v) * kFnvPrime; }
+// tests/reference/framework_hash.py's digest: h = sum of w_i * P^(i+1) mod 2^64 over 64-bit words
+// w_0, w_1, ... (P odd, so a change to any one word, or a word moved, changes h). A dot product
+// rather than FNV-1a's chain, so the Python side computes it in one numpy pass.
+class WordHash {
+ public:
+  void add(uint64_t word) {
+    power_ *= kPrime;
+    h_ += word * power_;
+  }
+  std::string str() const { return std::to_string(h_); }
+
+ private:
+  static constexpr uint64_t kPrime = 0x100000001B3ull;
+  uint64_t h_ = 0;
+  uint64_t power_ = 1;
+};
 
 inline uint32_t float_bits(float f) {
   uint32_t u;

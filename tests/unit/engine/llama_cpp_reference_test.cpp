@@ -1,12 +1,13 @@
 // framework "llama.cpp" against llama.cpp's own samplers (libllama of @node-llama-cpp/linux-x64
 // 3.22.1, driven through its C API by tests/reference/llama_cpp_sampling.py): the 3,000 vectors of
-// hf_processors.py, each through one of 18 configurations. After every sampler the candidate array
-// must be llama.cpp's: its size, its sorted flag, its finite count, and every (id, logit bits) in
-// its order (the order is what dist scans); then dist's pick from a generator seeded per
-// configuration, and every candidate's p to the bit. The whole FrameworkSampler (what `generate
-// --framework llama.cpp` runs) must pick the same tokens. ctest runs this suite as
-// reference.frameworks.llama_cpp_vectors, after reference.frameworks.llama_cpp wrote
-// $GENREPRO_FRAMEWORK_VECTORS/llama-cases.json.
+// hf_processors.py, each through one of 18 configurations, then each once more through one of 10
+// top-n-sigma / dynamic-temperature (temp_ext) configurations, 1,500 vectors each. After every
+// sampler the candidate array must be llama.cpp's: its size, its sorted flag, its finite count, and
+// every (id, logit bits) in its order (the order is what dist scans); then dist's pick from a
+// generator seeded per configuration, and every candidate's p to the bit. The whole
+// FrameworkSampler (what `generate --framework llama.cpp` runs) must pick the same tokens. ctest
+// runs this suite as reference.frameworks.llama_cpp_vectors, after reference.frameworks.vectors
+// wrote $GENREPRO_FRAMEWORK_VECTORS/llama-cases.json.
 #include <cstdlib>
 #include <iostream>
 #include <limits>
@@ -25,19 +26,16 @@
 namespace genrepro::test {
 namespace {
 
-uint64_t array_hash(const llama_cpp::Candidates& a) {
-  uint64_t h = kFnvOffset;
-  for (size_t i = 0; i < a.size; ++i) {
-    h = fnv(h, static_cast<uint32_t>(a.data[i].id));
-    h = fnv(h, float_bits(a.data[i].logit));
-  }
-  return h;
+std::string array_hash(const llama_cpp::Candidates& a) {
+  WordHash h;
+  for (size_t i = 0; i < a.size; ++i) h.add((uint64_t{static_cast<uint32_t>(a.data[i].id)} << 32) | float_bits(a.data[i].logit));
+  return h.str();
 }
 
-uint64_t p_hash(const llama_cpp::Candidates& a) {
-  uint64_t h = kFnvOffset;
-  for (size_t i = 0; i < a.size; ++i) h = fnv(h, float_bits(a.data[i].p));
-  return h;
+std::string p_hash(const llama_cpp::Candidates& a) {
+  WordHash h;
+  for (size_t i = 0; i < a.size; ++i) h.add(float_bits(a.data[i].p));
+  return h.str();
 }
 
 // One sampler of llama.cpp's chain, as common_sampler_init configures it (no-ops included).
@@ -98,11 +96,23 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
   }
 
   int64_t stages = 0, stage_mismatch = 0, picks = 0, pick_mismatch = 0, p_mismatch = 0, sampler_mismatch = 0;
+  int64_t sigma_vectors = 0, dynatemp_vectors = 0;
   std::vector<llama_cpp::Candidate> scratch;
-  for (size_t i = 0; i < vectors.size(); ++i) {
-    const nlohmann::json& c = ref["cases"][i];
+  // "cases": vector i through configuration i mod 18; "sweep": every vector once more, through a
+  // top-n-sigma or a dynamic-temperature configuration.
+  std::vector<const nlohmann::json*> all;
+  for (const auto& c : ref.at("cases")) all.push_back(&c);
+  for (const auto& c : ref.at("sweep")) all.push_back(&c);
+  ASSERT_EQ(ref.at("cases").size(), vectors.size());
+  ASSERT_EQ(ref.at("sweep").size(), vectors.size());
+  for (size_t n = 0; n < all.size(); ++n) {
+    const nlohmann::json& c = *all[n];
+    const size_t i = c.at("vector").get<size_t>();
+    ASSERT_LT(i, vectors.size());
     const std::string config = c.at("config").get<std::string>();
     const SamplingParams& s = params.at(config);
+    sigma_vectors += static_cast<float>(s.controls.top_n_sigma) > 0.0f ? 1 : 0;
+    dynatemp_vectors += s.controls.dynatemp_range > 0 ? 1 : 0;
     const auto ids = c.at("ids").get<std::vector<int64_t>>();
     llama_cpp::Candidates cur(vectors[i].data(), vectors[i].size());
     const auto& records = c.at("stages");
@@ -113,7 +123,7 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
       apply(name, s, cur, ids, scratch);
       ++stages;
       const bool same = cur.size == records[k][1].get<size_t>() && cur.finite_count() == records[k][2].get<int64_t>() &&
-                        cur.sorted == records[k][3].get<bool>() && std::to_string(array_hash(cur)) == records[k][4].get<std::string>();
+                        cur.sorted == records[k][3].get<bool>() && array_hash(cur) == records[k][4].get<std::string>();
       if (!same) {
         ++stage_mismatch;
         ADD_FAILURE() << "case " << i << " (" << config << ", " << vectors[i].size() << " tokens) after " << name << ": size "
@@ -131,7 +141,7 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
       ++pick_mismatch;
       ADD_FAILURE() << "case " << i << " (" << config << "): picked " << cur.data[cur.selected].id << ", llama.cpp " << c.at("token");
     }
-    if (std::to_string(p_hash(cur)) != c.at("p_hash").get<std::string>()) ++p_mismatch;
+    if (p_hash(cur) != c.at("p_hash").get<std::string>()) ++p_mismatch;
     // The whole chain as `generate --framework llama.cpp` runs it.
     const FrameworkStep step = samplers.at(config)->step(as_tensor(vectors[i]), h, true);
     if (*step.token != c.at("token").get<int64_t>()) {
@@ -144,10 +154,14 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
   EXPECT_EQ(p_mismatch, 0) << "the picks agree but some p differ in their float32 bits";
   EXPECT_EQ(sampler_mismatch, 0);
   EXPECT_GE(static_cast<int64_t>(vectors.size()), 3000);
+  // top-n-sigma and temp_ext's dynamic temperature, each on thousands of vectors.
+  EXPECT_GE(sigma_vectors, 1800);
+  EXPECT_GE(dynatemp_vectors, 1600);
   RecordProperty("vectors", std::to_string(vectors.size()));
   RecordProperty("stages_compared", std::to_string(stages));
   RecordProperty("picks_compared", std::to_string(picks));
-  std::cout << "[llama.cpp reference] " << vectors.size() << " vectors, " << stages << " samplers (array, order and bits), " << picks
+  std::cout << "[llama.cpp reference] " << vectors.size() << " vectors (" << all.size() << " cases; top-n-sigma on " << sigma_vectors
+            << ", dynamic temperature on " << dynatemp_vectors << "), " << stages << " samplers (array, order and bits), " << picks
             << " picks (and the whole sampler's): " << stage_mismatch << " / " << pick_mismatch << " / " << p_mismatch << " / "
             << sampler_mismatch << " mismatches\n";
 }
