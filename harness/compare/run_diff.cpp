@@ -35,6 +35,10 @@ bool sets_listing(const std::string& key) { return one_of(key, {"top_candidates"
 bool any_param(const std::string&) { return true; }
 
 bool is_greedy(const RunRecord& r) { return r.params.sampling.mode == DecodeMode::greedy; }
+// Whether a greedy run's argmax is over the unfiltered distribution (prob_scaled). Hugging Face's
+// greedy takes it over the processed scores (penalties, bans, masks), whose softmax the step
+// records as its final distribution (top[].prob), so that is what its two tokens compete in.
+bool picks_by_unfiltered(const RunRecord& r) { return is_greedy(r) && r.params.sampling.framework != Framework::hf; }
 
 const Candidate* find(const std::vector<Candidate>& top, int64_t id) {
   for (const Candidate& c : top)
@@ -46,12 +50,13 @@ OrderedJson token_json(const std::optional<int64_t>& id) { return id ? OrderedJs
 
 OrderedJson stop_json(const GenerationResult& g) { return {{"reason", to_string(g.stop_reason)}, {"step", g.stop_step}}; }
 
-// The probability of `token` in a step, in the sense the run's mode picks by: greedy takes the
-// argmax of the unfiltered distribution (prob_scaled); sampling draws from the final one.
-std::optional<double> token_prob(const StepRecord& s, bool greedy, std::optional<int64_t> token) {
+// The probability of `token` in a step, in the sense the run picks by: the article's greedy (and
+// llama.cpp's) takes the argmax of the unfiltered distribution (prob_scaled); sampling draws from
+// the final one, and Hugging Face's greedy takes the argmax of it (picks_by_unfiltered).
+std::optional<double> token_prob(const StepRecord& s, bool by_unfiltered, std::optional<int64_t> token) {
   if (!token) return std::nullopt;
   const Candidate* c = find(s.top, *token);
-  if (greedy) {
+  if (by_unfiltered) {
     if (c) return c->prob_scaled;
     return s.token_id == token ? std::optional<double>(s.prob_t1) : std::nullopt;
   }
@@ -260,8 +265,8 @@ class RunComparer {
       if (!own) return t;
       t.id = own->token_id;
       t.text = own->token_text;
-      if (gs) t.prob_in_golden = token_prob(*gs, is_greedy(g_), t.id);
-      if (ns) t.prob_in_new = token_prob(*ns, is_greedy(n_), t.id);
+      if (gs) t.prob_in_golden = token_prob(*gs, picks_by_unfiltered(g_), t.id);
+      if (ns) t.prob_in_new = token_prob(*ns, picks_by_unfiltered(n_), t.id);
       return t;
     };
     v.golden = side(gs);
@@ -387,15 +392,16 @@ class RunComparer {
     //    differs too: temperature, order and rule move it).
     if (params_differ_in(sets_sampler))
       return set(Verdict::sampler_change, "the sampler/RNG parameters differ (" + params_named(sets_sampler) + ")");
+    // 5. The same parameters and another kept set: a boundary moved.
     if (r.first && at.kept_differs) return classify_kept(at, step, *r.first);
     if (r.first && at.final_beyond)
       return set(Verdict::regression, "the sampler's final distribution changed beyond tolerance" + step + " (max |dp| " +
                                           show_delta(at.max_abs) + " at " + at.worst_path +
                                           ") with the same parameters and kept set",
                  "the sampler's final distribution changed beyond tolerance with the same parameters and kept set");
-    // 4. Same distribution (within tolerance), another token.
+    // 6., 7. Same distribution (within tolerance), another token.
     if (r.first && r.token_differs_at_divergence && at.token_differs) return classify_other_token(at, step);
-    // 5. The same tokens, but the run stopped or read differently.
+    // 8., 9. The same tokens, but the run stopped or read differently.
     if (r.one_stopped_first || r.stop_differs) {
       if (params_differ_in(sets_stop))
         return set(Verdict::params_change, "the stop parameters differ (" + params_named(sets_stop) + ")");

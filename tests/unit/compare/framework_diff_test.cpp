@@ -181,6 +181,31 @@ TEST(FrameworkDiff, AStageCountAloneIsADifference) {
   EXPECT_EQ(*rd.first_difference_step, 0);
 }
 
+// Hugging Face's greedy takes the argmax of the processed scores, whose softmax is the step's
+// final distribution: two tokens tied there are a near-tie even when their unfiltered
+// probabilities are far apart (as n-gram bans and penalties make them).
+TEST(FrameworkDiff, HuggingFaceGreedyTokensCompeteInTheProcessedDistribution) {
+  EvidenceFile golden = golden_file();
+  RunRecord& g = const_cast<RunRecord&>(run_at(golden.evidence, 3));  // hf greedy, no_repeat_ngram_size 2
+  ASSERT_EQ(g.params.sampling.mode, DecodeMode::greedy);
+  StepRecord& gs = g.result.steps[2];
+  ASSERT_EQ(gs.top[0].id, *gs.token_id) << "the processed argmax is the unfiltered one here";
+  ASSERT_GT(gs.top[0].prob_scaled - gs.top[1].prob_scaled, 1e-3) << "not a near-tie in the unfiltered distribution";
+  gs.top[1].prob = gs.top[0].prob - 1e-6;  // a near-tie in the processed one
+  EvidenceFile current = golden;
+  RunRecord& n = const_cast<RunRecord&>(run_at(current.evidence, 3));
+  StepRecord& ns = n.result.steps[2];
+  ns.token_id = ns.top[1].id;  // the other side of the tie
+  ns.token_text = ns.top[1].text;
+  ns.prob = ns.top[1].prob;
+  n.result.output_ids[2] = ns.top[1].id;
+  const RunDiff d = diff_run(g, n, kDefaultProbTolerance);
+  EXPECT_EQ(d.verdict, Verdict::near_tie) << d.reason;
+  ASSERT_TRUE(d.divergence.has_value());
+  ASSERT_TRUE(d.divergence->current.prob_in_golden.has_value());
+  EXPECT_EQ(*d.divergence->current.prob_in_golden, gs.top[1].prob) << "the processed probability, not prob_scaled";
+}
+
 // The same run under another framework's keys: compared_params gives every run every key, so
 // a key the other framework lacks compares as its off value and is no change.
 TEST(FrameworkDiff, KeysAFrameworkLacksCompareAsTheirOffValue) {
