@@ -22,6 +22,24 @@ std::string shown(double v) {
   return out.str();
 }
 
+OrderedJson stage_difference_json(const std::optional<StageDifference>& d) {
+  if (!d) return nullptr;
+  return {{"step", d->step}, {"stage", d->stage}, {"golden_kept", optional_json(d->golden_kept)}, {"now_kept", optional_json(d->now_kept)}};
+}
+
+std::string kept_text(const std::optional<int64_t>& k) { return k ? std::to_string(*k) : std::string("no such stage"); }
+
+// One line per framework run whose stages now keep other counts (not a failure: see ReplayRun).
+void write_stage_lines(std::ostringstream& out, const ReplayReport& report) {
+  for (const ReplayRun& r : report.runs) {
+    if (!r.first_stage_difference) continue;
+    const StageDifference& d = *r.first_stage_difference;
+    out << "stages: " << r.id << ": " << r.stage_steps_differing << " of " << r.stage_steps_compared
+        << " steps keep other counts; first at " << new_token_label(d.step) << ", stage " << d.stage << ": golden "
+        << kept_text(d.golden_kept) << ", now " << kept_text(d.now_kept) << " (shown, not failed: drift can move a stage's boundary)\n";
+  }
+}
+
 OrderedJson drift_to_json(const Drift& d) {
   return {{"compared", d.compared},
           {"max_abs", d.max},
@@ -119,6 +137,7 @@ std::string format_replay_text(const ReplayReport& report) {
         r.first_prediction ? "-" : r.own_choice_diverges_at ? "token " + std::to_string(*r.own_choice_diverges_at + 1) : "same",
         r.within(report.logprob_tolerance) ? "ok" : "BEYOND");
   }
+  write_stage_lines(out, report);
   for (const ModelMismatch& m : report.model_mismatches) out << "warning: " << describe_mismatch(m) << "\n";
   out << replay_summary_line(report) << "\n";
   return out.str();
@@ -136,7 +155,11 @@ OrderedJson replay_to_json(const ReplayReport& report) {
                     {"outside_kept", r.outside_kept()},
                     {"logp", drift_to_json(r.logp)},
                     {"logp_unfiltered", drift_to_json(r.logp_unfiltered)},
-                    {"own_choice_diverges_at", optional_json(r.own_choice_diverges_at)}});
+                    {"own_choice_diverges_at", optional_json(r.own_choice_diverges_at)},
+                    {"stages",
+                     {{"steps_compared", r.stage_steps_compared},
+                      {"steps_differing", r.stage_steps_differing},
+                      {"first_difference", stage_difference_json(r.first_stage_difference)}}}});
   }
   OrderedJson mismatches = OrderedJson::array();
   for (const ModelMismatch& m : report.model_mismatches)

@@ -53,6 +53,15 @@ struct Drift {
   void add(double golden_prob, double current_prob, int64_t step, int64_t token_id);
 };
 
+// A framework run's first step where a stage now keeps another number of tokens than the golden
+// recorded (issue 23: every step of an hf or llama.cpp run lists its stages' kept counts).
+struct StageDifference {
+  int64_t step = 0;
+  std::string stage;                 // the golden's stage there (or this build's, past the golden's list)
+  std::optional<int64_t> golden_kept;  // empty: the golden lists no stage there
+  std::optional<int64_t> now_kept;     // empty: this build runs no stage of that name there
+};
+
 struct ReplayRun {
   std::string id;
   std::string golden_file;
@@ -68,6 +77,13 @@ struct ReplayRun {
   // First step where this build, given the golden prefix, would pick another token (argmax, or
   // the run's seeded picker); empty when it picks every golden token.
   std::optional<int64_t> own_choice_diverges_at;
+  // Framework runs (hf, llama.cpp) only: steps whose stage list and counts were compared, how
+  // many differ, and the first difference. Shown beside the drift, never a failure by itself:
+  // drift within tolerance can move a boundary token across a stage's cut, as it can the kept
+  // size of diff (a golden token that left the kept set is counted in logp.infinite).
+  int64_t stage_steps_compared = 0;
+  int64_t stage_steps_differing = 0;
+  std::optional<StageDifference> first_stage_difference;
 
   int64_t outside_kept() const { return logp.infinite; }
   // max |Δ log p| and max |Δ log p_t1| within the tolerance and no golden token outside the kept set.

@@ -8,28 +8,37 @@
 
 #include "compare/diff_format.hpp"
 #include "compare/evidence_diff.hpp"
-#include "spec/experiment_spec.hpp"
+#include "compare/compared_params.hpp"
 
 namespace genrepro {
 
 namespace {
 
-// Parameter groups: which differences explain which kind of change (docs/diff.md).
-using ParamGroup = std::initializer_list<const char*>;
-// Shape the unfiltered distribution the step records (prob_scaled = softmax(logits / T)).
-const ParamGroup kModelShapingParams = {"mode", "temperature"};
-const ParamGroup kKeptSetParams = {"top_k", "top_p"};
-const ParamGroup kSamplerParams = {"mode", "temperature", "seed", "rng", "sampler_order", "top_p_rule"};
-const ParamGroup kStopParams = {"max_new_tokens", "stop_at_eos"};
-const ParamGroup kListingParams = {"top_candidates"};
-const ParamGroup kAllParams = {"mode", "temperature", "top_k", "top_p", "seed", "sampler_order", "top_p_rule",
-                               "rng", "max_new_tokens", "stop_at_eos", "use_cache", "top_candidates"};
-
-bool in_group(const std::string& key, ParamGroup group) {
-  return std::any_of(group.begin(), group.end(), [&](const char* g) { return key == g; });
+// Parameter groups: which differences explain which kind of change (docs/diff.md). Keys are
+// compared_params' (compare/compared_params.hpp): a framework's keys are in every run.
+using ParamGroup = bool (*)(const std::string& key);
+bool one_of(const std::string& key, std::initializer_list<const char*> keys) {
+  return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; });
 }
+// Shape the unfiltered distribution the step records (prob_scaled = softmax(logits / T)). No
+// framework key does: penalties, biases and masks act on the chain's scores, after it.
+bool shapes_model(const std::string& key) { return one_of(key, {"mode", "temperature"}); }
+// The framework and every control of its chain (penalties, masks, min-p, typical, ...): whose
+// rules, order and draw a run used. Each changes the chain, so the kept sets and the draw.
+bool sets_chain(const std::string& key) { return is_framework_key(key); }
+bool sets_kept(const std::string& key) { return one_of(key, {"top_k", "top_p"}); }
+bool sets_sampler(const std::string& key) {
+  return one_of(key, {"mode", "temperature", "seed", "rng", "sampler_order", "top_p_rule"});
+}
+bool sets_stop(const std::string& key) { return one_of(key, {"max_new_tokens", "stop_at_eos"}); }
+bool sets_listing(const std::string& key) { return one_of(key, {"top_candidates"}); }
+bool any_param(const std::string&) { return true; }
 
 bool is_greedy(const RunRecord& r) { return r.params.sampling.mode == DecodeMode::greedy; }
+// Whether a greedy run's argmax is over the unfiltered distribution (prob_scaled). Hugging Face's
+// greedy takes it over the processed scores (penalties, bans, masks), whose softmax the step
+// records as its final distribution (top[].prob), so that is what its two tokens compete in.
+bool picks_by_unfiltered(const RunRecord& r) { return is_greedy(r) && r.params.sampling.framework != Framework::hf; }
 
 const Candidate* find(const std::vector<Candidate>& top, int64_t id) {
   for (const Candidate& c : top)
@@ -41,12 +50,13 @@ OrderedJson token_json(const std::optional<int64_t>& id) { return id ? OrderedJs
 
 OrderedJson stop_json(const GenerationResult& g) { return {{"reason", to_string(g.stop_reason)}, {"step", g.stop_step}}; }
 
-// The probability of `token` in a step, in the sense the run's mode picks by: greedy takes the
-// argmax of the unfiltered distribution (prob_scaled); sampling draws from the final one.
-std::optional<double> token_prob(const StepRecord& s, bool greedy, std::optional<int64_t> token) {
+// The probability of `token` in a step, in the sense the run picks by: the article's greedy (and
+// llama.cpp's) takes the argmax of the unfiltered distribution (prob_scaled); sampling draws from
+// the final one, and Hugging Face's greedy takes the argmax of it (picks_by_unfiltered).
+std::optional<double> token_prob(const StepRecord& s, bool by_unfiltered, std::optional<int64_t> token) {
   if (!token) return std::nullopt;
   const Candidate* c = find(s.top, *token);
-  if (greedy) {
+  if (by_unfiltered) {
     if (c) return c->prob_scaled;
     return s.token_id == token ? std::optional<double>(s.prob_t1) : std::nullopt;
   }
@@ -62,6 +72,10 @@ struct StepFindings {
   bool token_differs = false;
   bool token_text_differs = false;
   bool step_index_differs = false;
+  // A framework run's first stage whose kept count differs ("min_p"), with both counts; "the
+  // stages differ" when the two steps list other stages. Empty: every stage kept the same.
+  std::string stage_differs;
+  std::pair<int64_t, int64_t> stage_kept{0, 0};
   double max_abs = 0;  // over every compared probability at this step (0: bit-identical)
   std::string worst_path;
   bool any() const {
@@ -146,6 +160,7 @@ class RunComparer {
       add_exact(at + ".token_text", OrderedJson(gs.token_text), OrderedJson(ns.token_text));
     }
     f.kept_differs = exact_if_differs(at + ".kept", OrderedJson(gs.kept), OrderedJson(ns.kept));
+    compare_stages(f, at, gs, ns);
     compare_candidates(f, at, gs, ns);
     if (gs.top.size() == ns.top.size()) f.model_beyond |= prob(f, at + ".rest_mass", gs.rest_mass, ns.rest_mass);
     f.model_beyond |= prob(f, at + ".margin", gs.margin, ns.margin);
@@ -155,6 +170,38 @@ class RunComparer {
       f.final_beyond |= prob(f, at + ".prob", gs.prob, ns.prob);
     }
     return f;
+  }
+
+  // A framework run's chain, stage by stage (issue 23): the same stages must keep the same
+  // number of tokens. Stages named alike are compared by count; lists that name other stages
+  // (another chain, which its params say) are one difference.
+  void compare_stages(StepFindings& f, const std::string& at, const StepRecord& gs, const StepRecord& ns) {
+    const auto names = [](const StepRecord& s) {
+      std::vector<std::string> v;
+      for (const StageKept& k : s.stages) v.push_back(k.stage);
+      return v;
+    };
+    if (names(gs) != names(ns)) {
+      const auto listing = [](const StepRecord& s) {
+        OrderedJson j = OrderedJson::array();
+        for (const StageKept& k : s.stages) j.push_back({{"stage", k.stage}, {"kept", k.kept}});
+        return j;
+      };
+      f.kept_differs = true;
+      if (f.stage_differs.empty()) f.stage_differs = "the stages differ";
+      add_exact(at + ".stages", listing(gs), listing(ns));
+      return;
+    }
+    for (std::size_t i = 0; i < gs.stages.size(); ++i) {
+      const int64_t g = gs.stages[i].kept, n = ns.stages[i].kept;
+      if (g == n) continue;
+      f.kept_differs = true;
+      if (f.stage_differs.empty()) {
+        f.stage_differs = gs.stages[i].stage;
+        f.stage_kept = {g, n};
+      }
+      add_exact(at + ".stages[" + std::to_string(i) + "].kept", OrderedJson(g), OrderedJson(n));
+    }
   }
 
   // The unfiltered distribution (the model's own output at the run's temperature) and the final
@@ -218,8 +265,8 @@ class RunComparer {
       if (!own) return t;
       t.id = own->token_id;
       t.text = own->token_text;
-      if (gs) t.prob_in_golden = token_prob(*gs, is_greedy(g_), t.id);
-      if (ns) t.prob_in_new = token_prob(*ns, is_greedy(n_), t.id);
+      if (gs) t.prob_in_golden = token_prob(*gs, picks_by_unfiltered(g_), t.id);
+      if (ns) t.prob_in_new = token_prob(*ns, picks_by_unfiltered(n_), t.id);
       return t;
     };
     v.golden = side(gs);
@@ -246,12 +293,13 @@ class RunComparer {
     found.outputs_differ |= exact_if_differs("continuation", OrderedJson(g_.continuation), OrderedJson(n_.continuation));
   }
 
-  // ----- params, compared as evidence writes them, key by key -----
+  // ----- params, key by key, every key in both runs (compared_params: a framework's keys
+  // hold their off value in a run of another framework) -----
 
   void compare_params() {
-    const OrderedJson gp = params_to_json(g_.params), np = params_to_json(n_.params);
+    const OrderedJson gp = compared_params(g_.params), np = compared_params(n_.params);
     for (auto it = gp.begin(); it != gp.end(); ++it) {
-      const OrderedJson& nv = np.contains(it.key()) ? np.at(it.key()) : OrderedJson();
+      const OrderedJson& nv = np.at(it.key());
       if (!same_value(it.value(), nv)) {
         out_.params.push_back({"params." + it.key(), it.value(), nv, numeric_diff(it.value(), nv)});
         differing_params_.insert(it.key());
@@ -272,13 +320,18 @@ class RunComparer {
     return std::nullopt;
   }
   bool params_differ_in(ParamGroup group) const {
-    return std::any_of(differing_params_.begin(), differing_params_.end(), [&](const std::string& k) { return in_group(k, group); });
+    return std::any_of(differing_params_.begin(), differing_params_.end(), [&](const std::string& k) { return group(k); });
+  }
+  // "; also top_k 0 -> 40": the differing params of `group`, after a list of others.
+  std::string also_named(ParamGroup group) const {
+    const std::string s = params_named(group);
+    return s.empty() ? s : "; also " + s;
   }
   std::string params_named(ParamGroup group) const {
     std::string s;
     for (const ValueDifference& p : out_.params) {
       const std::string key = p.path.substr(p.path.find('.') + 1);
-      if (!in_group(key, group)) continue;
+      if (!group(key)) continue;
       if (!s.empty()) s += ", ";
       s += key + " " + show_json(p.golden) + " -> " + show_json(p.current);
     }
@@ -319,36 +372,39 @@ class RunComparer {
     const StepFindings& at = r.at_first;
     if (differing_params_.count("prompt")) return set(Verdict::params_change, "the prompt differs: these are runs of different inputs");
     if (!any_output_difference)
-      return set(Verdict::params_change, "only parameters differ (" + params_named(kAllParams) + "); every output agrees");
+      return set(Verdict::params_change, "only parameters differ (" + params_named(any_param) + "); every output agrees");
     // 1. The model's own distribution moved and no parameter shapes it: a regression, even if
     //    it also flipped a near-tie.
-    if (r.first && at.model_beyond && !params_differ_in(kModelShapingParams))
+    if (r.first && at.model_beyond && !params_differ_in(shapes_model))
       return set(Verdict::regression, "the model's distribution changed beyond tolerance" + step + " (max |dp| " +
                                           show_delta(at.max_abs) + " at " + at.worst_path + ") with the same temperature",
                  "the model's distribution changed beyond tolerance with the same temperature");
     if (r.prompt_ids_differ) return set(Verdict::regression, "the same prompt encodes to different ids: the tokenizer changed");
-    // 2. The filter kept a different set.
-    if (params_differ_in(kKeptSetParams))
-      return set(Verdict::kept_set_change, "the kept-set parameters differ (" + params_named(kKeptSetParams) + ")");
-    if (r.first && at.kept_differs)
-      return set(Verdict::kept_set_change, "the kept set differs" + step + " (" + std::to_string(g_steps()[*r.first].kept) + " vs " +
-                                               std::to_string(n_steps()[*r.first].kept) +
-                                               " tokens) with the same parameters: the top-p boundary moved",
-                 "the kept set differs with the same parameters: the top-p boundary moved");
-    // 3. The sampler or its RNG was configured differently.
-    if (params_differ_in(kSamplerParams))
-      return set(Verdict::sampler_change, "the sampler/RNG parameters differ (" + params_named(kSamplerParams) + ")");
+    // 2. Another framework or another control of its chain: its rules, order and draw, so its
+    //    kept sets and tokens, are other ones. Named first, with whatever else differs.
+    if (params_differ_in(sets_chain))
+      return set(Verdict::sampler_change, "the sampler chain's parameters differ (" + params_named(sets_chain) +
+                                              also_named([](const std::string& k) { return !sets_chain(k); }) + ")");
+    // 3. The filter kept a different set.
+    if (params_differ_in(sets_kept))
+      return set(Verdict::kept_set_change, "the kept-set parameters differ (" + params_named(sets_kept) + ")");
+    // 4. The sampler or its RNG was configured differently (this explains a kept set that
+    //    differs too: temperature, order and rule move it).
+    if (params_differ_in(sets_sampler))
+      return set(Verdict::sampler_change, "the sampler/RNG parameters differ (" + params_named(sets_sampler) + ")");
+    // 5. The same parameters and another kept set: a boundary moved.
+    if (r.first && at.kept_differs) return classify_kept(at, step, *r.first);
     if (r.first && at.final_beyond)
       return set(Verdict::regression, "the sampler's final distribution changed beyond tolerance" + step + " (max |dp| " +
                                           show_delta(at.max_abs) + " at " + at.worst_path +
                                           ") with the same parameters and kept set",
                  "the sampler's final distribution changed beyond tolerance with the same parameters and kept set");
-    // 4. Same distribution (within tolerance), another token.
+    // 6., 7. Same distribution (within tolerance), another token.
     if (r.first && r.token_differs_at_divergence && at.token_differs) return classify_other_token(at, step);
-    // 5. The same tokens, but the run stopped or read differently.
+    // 8., 9. The same tokens, but the run stopped or read differently.
     if (r.one_stopped_first || r.stop_differs) {
-      if (params_differ_in(kStopParams))
-        return set(Verdict::params_change, "the stop parameters differ (" + params_named(kStopParams) + ")");
+      if (params_differ_in(sets_stop))
+        return set(Verdict::params_change, "the stop parameters differ (" + params_named(sets_stop) + ")");
       return set(Verdict::regression, "the same tokens but a different stop" + step + " with the same stop parameters",
                  "the same tokens but a different stop with the same stop parameters");
     }
@@ -356,10 +412,29 @@ class RunComparer {
       return set(Verdict::regression, "a token decodes to different text" + step + ": the decoder changed",
                  "a token decodes to different text: the decoder changed");
     if (r.outputs_differ) return set(Verdict::regression, "the same steps but different output ids or decoded text");
-    if (params_differ_in(kListingParams))
-      return set(Verdict::params_change, "the listing parameters differ (" + params_named(kListingParams) + ")");
+    if (params_differ_in(sets_listing))
+      return set(Verdict::params_change, "the listing parameters differ (" + params_named(sets_listing) + ")");
     set(Verdict::regression, "the runs differ" + step + " with nothing in the parameters to explain it",
         "the runs differ with nothing in the parameters to explain it");
+  }
+
+  // The same parameters, another kept set at the first difference: a boundary token moved to the
+  // other side of a stage's cut (near-tie at the nucleus edge). A framework run names the stage.
+  void classify_kept(const StepFindings& at, const std::string& step, std::size_t k) {
+    const std::string counts = std::to_string(g_steps()[k].kept) + " vs " + std::to_string(n_steps()[k].kept) + " tokens";
+    if (at.stage_differs.empty())
+      return set(Verdict::kept_set_change, "the kept set differs" + step + " (" + counts + ") with the same parameters: the top-p boundary moved",
+                 "the kept set differs with the same parameters: the top-p boundary moved");
+    if (at.stage_kept.first == at.stage_kept.second)  // other stage lists: the stages differ
+      return set(Verdict::kept_set_change, "the kept set differs" + step + " (the stages differ; " + counts +
+                                               " in the end) with the same parameters",
+                 "the kept set differs with the same parameters: the stages differ");
+    const std::string& stage = at.stage_differs;
+    set(Verdict::kept_set_change,
+        "the kept set differs" + step + " (stage " + stage + ": " + std::to_string(at.stage_kept.first) + " vs " +
+            std::to_string(at.stage_kept.second) + " tokens; " + counts + " in the end) with the same parameters: the " + stage +
+            " stage's boundary moved",
+        "the kept set differs with the same parameters: the " + stage + " stage's boundary moved");
   }
 
   // A different token from a distribution that matches within the tolerance: a near-tie, or a

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "spec/experiment_spec.hpp"
+#include "compare/compared_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -31,9 +31,10 @@ std::map<const RunRecord*, std::size_t> positions(const std::vector<const RunRec
   return out;
 }
 
-// The values of `keys` for one run, as one comparable string (JSON text of each value).
+// The values of `keys` for one run, as one comparable string (JSON text of each value). Every
+// run has every params key (compared_params), so a framework key pairs runs of any framework.
 std::string key_of(const RunRecord& r, std::size_t position, const std::vector<std::string>& keys) {
-  const OrderedJson params = params_to_json(r.params);
+  const OrderedJson params = compared_params(r.params);
   std::string k;
   for (const std::string& key : keys) {
     OrderedJson v;
@@ -69,9 +70,12 @@ std::set<std::string> ids(const std::vector<const RunRecord*>& runs) {
 }  // namespace
 
 std::vector<std::string> pair_keys_allowed() {
+  // The article's keys as evidence writes them, then the frameworks' (as a message lists them).
   std::vector<std::string> keys = kPlaceKeys;
-  const OrderedJson params = params_to_json(RunParams{});
-  for (auto it = params.begin(); it != params.end(); ++it) keys.push_back(it.key());
+  for (const std::string& k : compared_param_keys())
+    if (!is_framework_key(k)) keys.push_back(k);
+  for (const std::string& k : compared_param_keys())
+    if (is_framework_key(k)) keys.push_back(k);
   return keys;
 }
 

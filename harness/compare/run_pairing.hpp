@@ -18,7 +18,9 @@ inline constexpr const char* kDefaultPairBy = "experiment,prompt,seed,position";
 
 // The keys a pairing may use: "experiment", "prompt" (the prompt's index in its experiment),
 // "position" (the run's place among its experiment's runs of that prompt, in expansion order,
-// counted from 0), and every key of a run's params ("temperature", "top_p", "seed", ...).
+// counted from 0), and every key of a run's params ("temperature", "top_p", "seed", ...), the
+// frameworks' included ("framework", "min_p", "repetition_penalty", ...: compared_params.hpp,
+// where a run of another framework holds the key's off value).
 std::vector<std::string> pair_keys_allowed();
 
 // "experiment,prompt,seed" -> its keys, checked; throws UsageError naming the flag, the bad key

@@ -11,6 +11,7 @@
 #include "util/index_pool.hpp"
 #include "model/model_config.hpp"
 #include "util/sha256.hpp"
+#include "engine/framework_sampler.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
@@ -130,6 +131,48 @@ bool replays_with_cache(const RunParams& params, ReplayForward forward) {
 // Token text is not compared; describe_step still asks for it.
 std::string no_text(int64_t) { return {}; }
 
+// A framework run's stage counts at one step against the golden's (issue 23): the first step and
+// stage where they differ, and how many steps differ. Drift alone can move a boundary token across
+// a stage's cut, so this is shown, never failed on; the tokens' probabilities decide.
+void compare_stages(const StepRecord& golden, const std::vector<StageKept>& now, int64_t step, ReplayRun& out) {
+  ++out.stage_steps_compared;
+  for (std::size_t i = 0; i < std::max(golden.stages.size(), now.size()); ++i) {
+    const StageKept* g = i < golden.stages.size() ? &golden.stages[i] : nullptr;
+    const StageKept* n = i < now.size() ? &now[i] : nullptr;
+    if (g && n && g->stage == n->stage && g->kept == n->kept) continue;
+    ++out.stage_steps_differing;
+    if (!out.first_stage_difference)
+      out.first_stage_difference = StageDifference{step, g ? g->stage : n->stage, g ? std::optional<int64_t>(g->kept) : std::nullopt,
+                                                   n && (!g || g->stage == n->stage) ? std::optional<int64_t>(n->kept) : std::nullopt};
+    return;
+  }
+}
+
+// A framework run (hf or llama.cpp): the chain reads the history (penalties, n-gram bans, minimum
+// lengths) and llama.cpp's draws inside it, so each step goes through the run's own
+// FrameworkSampler, seeded as the run was and given the golden prefix as its history, exactly as
+// GenerationRun::advance_framework calls it (one draw per step, the step recorded the same way).
+void replay_framework_tokens(const GoldenRun& g, LogitsSource& source, int64_t eos_token_id, ReplayRun& out) {
+  const RunParams& params = g.record.params;
+  const GenerationResult& golden = g.record.result;
+  const auto sampler = make_framework_sampler(params.sampling);
+  const bool argmax = is_greedy(params.sampling) && params.sampling.framework == Framework::hf;
+  std::vector<int64_t> ids = golden.prompt_ids;
+  const int64_t prompt_length = static_cast<int64_t>(ids.size());
+  for (size_t i = 0; i < golden.steps.size(); ++i) {
+    const int64_t step = static_cast<int64_t>(i);
+    const int64_t token = golden.output_ids[i];
+    const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
+    const FrameworkStep now = sampler->step(logits, ChainHistory{ids, prompt_length, eos_token_id}, /*pick=*/true);
+    const StepRecord described = describe_step(StepInputs{logits, now.final_probs, argmax, 1.0, 0}, token, no_text);
+    out.logp.add(golden.steps[i].prob, described.prob, step, token);
+    out.logp_unfiltered.add(golden.steps[i].prob_t1, described.prob_t1, step, token);
+    compare_stages(golden.steps[i], now.stages, step, out);
+    if (*now.token != token && !out.own_choice_diverges_at) out.own_choice_diverges_at = step;
+    ids.push_back(token);  // teacher forcing: the golden token is the history from here on
+  }
+}
+
 // A run that picked tokens: feed prompt + golden tokens one step at a time, recompute each
 // step's final distribution as the loop does, and compare the golden token's probabilities.
 void replay_tokens(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
@@ -156,12 +199,22 @@ void replay_tokens(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
 }
 
 // max_new_tokens 0: the run recorded the first prediction only; compare its top candidates.
-void replay_first_prediction(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
+void replay_first_prediction(const GoldenRun& g, LogitsSource& source, int64_t eos_token_id, ReplayRun& out) {
   const RunParams& params = g.record.params;
   const StepRecord& golden = g.record.result.steps.front();
-  const bool greedy = is_greedy(params.sampling);
-  const torch::Tensor logits = source.next_logits(g.record.result.prompt_ids).to(torch::kFloat32);
-  const torch::Tensor probs = final_distribution(logits, greedy, build_sampler_chain(params.sampling));
+  const std::vector<int64_t>& prompt = g.record.result.prompt_ids;
+  bool greedy = is_greedy(params.sampling);
+  const torch::Tensor logits = source.next_logits(prompt).to(torch::kFloat32);
+  torch::Tensor probs;
+  if (params.sampling.framework == Framework::article) {
+    probs = final_distribution(logits, greedy, build_sampler_chain(params.sampling));
+  } else {  // the framework's chain on the prompt, no draw (as advance_framework records it)
+    const FrameworkStep step = make_framework_sampler(params.sampling)
+                                   ->step(logits, ChainHistory{prompt, static_cast<int64_t>(prompt.size()), eos_token_id}, false);
+    probs = step.final_probs;
+    greedy = greedy && params.sampling.framework == Framework::hf;
+    compare_stages(golden, step.stages, 0, out);
+  }
   const int64_t vocab = logits.size(-1);
   // Every token as a candidate, so each golden candidate is found whatever its rank is now.
   const StepRecord now =
@@ -177,6 +230,7 @@ void replay_first_prediction(const GoldenRun& g, LogitsSource& source, ReplayRun
 }
 
 ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward forward) {
+  const int64_t eos_token_id = model.config().eos_token_id;
   ReplayRun out;
   out.id = g.record.id;
   out.golden_file = g.file;
@@ -186,7 +240,9 @@ ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward f
   // A source per run: the cached one holds this run's keys and values.
   const auto source = out.use_cache ? make_cached_source(model) : make_recompute_source(model);
   if (out.first_prediction)
-    replay_first_prediction(g, *source, out);
+    replay_first_prediction(g, *source, eos_token_id, out);
+  else if (g.record.params.sampling.framework != Framework::article)
+    replay_framework_tokens(g, *source, eos_token_id, out);
   else
     replay_tokens(g, *source, out);
   return out;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compare/diff_ci_report.hpp"
+#include "compare/run_pairing.hpp"
 #include "evidence/value_text.hpp"
 #include "golden/golden_journal.hpp"
 #include "spec/experiment_spec.hpp"
@@ -123,6 +124,27 @@ void add_reviews(GoldenFilePlan& p, const EvidenceDiffOptions& options) {
     r.change = RunChange::missing;
     r.golden = i;
     p.runs.push_back(std::move(r));
+  }
+}
+
+// A new run and a missing one of the same cell (experiment, prompt, seed, position) are one run
+// whose parameters changed (its id hashes them): each review names the other and the change, as
+// diff's pairs do, so a changed framework or control reads as what it is.
+void add_pairs(GoldenFilePlan& p) {
+  if (!p.golden) return;
+  std::vector<const RunRecord*> g, n;
+  for (const RunRecord& r : p.golden->runs) g.push_back(&r);
+  for (const RunRecord& r : p.incoming.runs) n.push_back(&r);
+  std::map<std::string, RunReview*> review_of;
+  for (RunReview& r : p.runs) review_of[(r.change == RunChange::missing ? "g:" : "n:") + r.id] = &r;
+  for (const RunPair& pair : pair_runs(g, n, parse_pair_by(kDefaultPairBy, "pairing"))) {
+    const auto gi = review_of.find("g:" + pair.golden->id), ni = review_of.find("n:" + pair.current->id);
+    if (gi == review_of.end() || ni == review_of.end()) continue;
+    const std::string change = describe_pair(*pair.golden, *pair.current, kDefaultProbTolerance).change;
+    gi->second->paired_with = pair.current->id;
+    gi->second->paired_change = change;
+    ni->second->paired_with = pair.golden->id;
+    ni->second->paired_change = change;
   }
 }
 
@@ -347,6 +369,7 @@ BlessPlan plan_bless(const EvidenceFile& evidence, const std::string& into_dir, 
       p.provenance = d.provenance;
     }
     add_reviews(p, options);
+    add_pairs(p);
     plan.files.push_back(std::move(p));
   }
   return plan;
@@ -404,12 +427,21 @@ std::string format_shared_differences(const BlessPlan& plan) {
   return o.str();
 }
 
+namespace {
+
+std::string paired_change_text(const RunReview& run) {
+  return " (parameter change: " + (run.paired_change.empty() ? std::string("none, the same parameters under another id") : printable(run.paired_change)) + ")";
+}
+
+}  // namespace
+
 std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune) {
   std::string line = file_name_of(file) + ": " + to_string(run.change) + " run " + printable(run.id) + ": ";
   switch (run.change) {
     case RunChange::added: {
       const RunRecord& r = *file.current_run(run);
       line += "not in the golden; " + std::to_string(r.result.output_ids.size()) + " new tokens, stop " + to_string(r.result.stop_reason);
+      if (run.paired_with) line += "; replaces golden run " + printable(*run.paired_with) + " of its cell" + paired_change_text(run);
       break;
     }
     case RunChange::changed: line += printable(run_difference_line(*run.diff)); break;
@@ -417,6 +449,7 @@ std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bo
     case RunChange::missing:
       line += prune ? "in the golden, not in the evidence: removed (--prune)"
                     : "in the golden, not in the evidence: kept (--prune removes it)";
+      if (run.paired_with) line += "; replaced by new run " + printable(*run.paired_with) + paired_change_text(run);
       break;
   }
   return line;

@@ -48,6 +48,11 @@ struct RunReview {
   std::optional<RunDiff> diff;            // changed: the verdict and where the runs part
   std::optional<std::size_t> golden;      // index into GoldenFilePlan::golden->runs (changed, unchanged, missing)
   std::optional<std::size_t> current;     // index into GoldenFilePlan::incoming.runs (added, changed, unchanged)
+  // added or missing: the run on the other side that ran the same experiment cell under another id
+  // (compare/run_pairing.hpp, kDefaultPairBy), and every parameter that changed between them,
+  // framework keys included ("framework article → llama.cpp, min_p 0 → 0.05"); empty: no partner.
+  std::optional<std::string> paired_with;
+  std::string paired_change;
   bool is_regression() const { return diff && diff->verdict == Verdict::regression; }
   bool needs_decision() const { return change == RunChange::added || change == RunChange::changed; }
 };

@@ -10,6 +10,7 @@
 
 #include "report/report_section_kit.hpp"
 #include "report/report_text.hpp"
+#include "report/token_repeats.hpp"
 
 namespace genrepro {
 
@@ -259,23 +260,7 @@ double quantile_sorted(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[lo + 1] - sorted[lo]);
 }
 
-size_t longest_repeat_length(const std::vector<int64_t>& ids) {
-  // Dynamic programming over pairs of end positions, one row at a time: cur[j] is the longest
-  // common suffix of ids[..i) and ids[..j), cut so the two spans do not overlap.
-  size_t best = 0;
-  const size_t n = ids.size();
-  std::vector<size_t> prev(n + 1, 0), cur(n + 1, 0);
-  for (size_t i = 1; i <= n; ++i) {
-    std::fill(cur.begin(), cur.end(), 0);
-    for (size_t j = i + 1; j <= n; ++j) {
-      if (ids[i - 1] != ids[j - 1]) continue;
-      cur[j] = std::min(prev[j - 1] + 1, j - i);
-      best = std::max(best, cur[j]);
-    }
-    std::swap(prev, cur);
-  }
-  return best;
-}
+size_t longest_repeat_length(const std::vector<int64_t>& ids) { return longest_repeat(ids).length; }
 
 RunFigures run_figures(const RunRecord& r) {
   RunFigures f;

@@ -115,7 +115,8 @@ struct GridSummary {
 
 // One run's figures, alone (unique is left true: it needs the cell).
 RunFigures run_figures(const RunRecord& r);
-// The longest token span that occurs twice without overlapping.
+// The longest token span that occurs twice without overlapping: longest_repeat(ids).length
+// (token_repeats.hpp, which the greedy section's repetition line uses too).
 size_t longest_repeat_length(const std::vector<int64_t>& ids);
 
 // Every experiment whose generating runs have some cell of kMinGridSeeds or more runs, in the order

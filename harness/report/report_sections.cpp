@@ -4,6 +4,7 @@
 #include "report/report.hpp"
 #include "report/report_compare.hpp"
 #include "report/report_section_kit.hpp"
+#include "report/report_sections_stages.hpp"
 
 namespace genrepro {
 
@@ -40,6 +41,7 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents,
   sections::add_temperature(in, b);
   sections::add_nucleus(in, b);
   sections::add_sampler_order(in, b);
+  sections::add_stage_kept(in, b);
   sections::add_seeds(in, b);
   sections::add_stopping(in, b);
   sections::add_step_charts(in, b);

@@ -11,6 +11,7 @@
 
 #include "report/report_compare.hpp"
 #include "report/report_text.hpp"
+#include "report/token_repeats.hpp"
 
 namespace genrepro::sections {
 
@@ -21,41 +22,6 @@ namespace {
 constexpr size_t kMinRepeatTokens = 4;
 // The repeated passage is searched byte by byte (quadratic time); longer continuations skip it.
 constexpr size_t kMaxPassageSearchBytes = 8192;
-
-
-// The longest token span that occurs twice without overlapping (dynamic programming over pairs
-// of end positions, one row at a time), and how often it occurs.
-struct Repeat {
-  size_t length = 0;
-  size_t first = 0;
-  size_t second = 0;
-  size_t count = 0;
-};
-
-Repeat longest_repeat(const std::vector<int64_t>& ids) {
-  Repeat best;
-  const size_t n = ids.size();
-  std::vector<size_t> prev(n + 1, 0), cur(n + 1, 0);
-  for (size_t i = 1; i <= n; ++i) {
-    std::fill(cur.begin(), cur.end(), 0);
-    for (size_t j = i + 1; j <= n; ++j) {
-      if (ids[i - 1] != ids[j - 1]) continue;
-      cur[j] = std::min(prev[j - 1] + 1, j - i);  // spans ending at i and j must not overlap
-      if (cur[j] > best.length) best = Repeat{cur[j], i - cur[j], j - cur[j], 0};
-    }
-    std::swap(prev, cur);
-  }
-  if (best.length == 0) return best;
-  for (size_t at = 0; at + best.length <= n;) {
-    if (std::equal(ids.begin() + at, ids.begin() + at + best.length, ids.begin() + best.first)) {
-      ++best.count;
-      at += best.length;
-    } else {
-      ++at;
-    }
-  }
-  return best;
-}
 
 // The longest passage of `text` that occurs twice without overlapping, cut to whole UTF-8
 // characters. Token texts cannot give it: a character split over two tokens (’ in GPT-2) shows
@@ -123,7 +89,7 @@ void add_greedy(const Inputs& in, Builder& b) {
   for (const RunRecord* r : greedy) {
     b.paragraph(in.legend(*r) + " (run " + r->id + "): " + stop_text(*r) + ".");
     b.generated(r->text);
-    const Repeat rep = longest_repeat(r->result.output_ids);
+    const TokenRepeat rep = longest_repeat(r->result.output_ids);
     if (rep.length >= kMinRepeatTokens) {
       const std::string passage = longest_repeated_passage(r->continuation);
       b.paragraph("Repetition: a span of " + std::to_string(rep.length) + " tokens occurs " + std::to_string(rep.count) +

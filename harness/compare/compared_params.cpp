@@ -1,0 +1,28 @@
+#include "compare/compared_params.hpp"
+
+#include "spec/experiment_spec.hpp"
+#include "spec/framework_params.hpp"
+
+namespace genrepro {
+
+OrderedJson compared_params(const RunParams& p) {
+  // The framework first: a change of it is the one to read first in a list of changes.
+  OrderedJson j = {{"framework", to_string(p.sampling.framework)}};
+  const OrderedJson written = params_to_json(p);
+  for (auto it = written.begin(); it != written.end(); ++it)
+    if (!is_framework_key(it.key())) j[it.key()] = it.value();
+  // Every control in one order for every run (as written where the framework has it: the same value).
+  for (const ControlKey& k : control_keys()) j[k.key] = control_to_json(p.sampling.controls, k.key);
+  return j;
+}
+
+std::vector<std::string> compared_param_keys() {
+  std::vector<std::string> keys;
+  const OrderedJson j = compared_params(RunParams{});
+  for (auto it = j.begin(); it != j.end(); ++it) keys.push_back(it.key());
+  return keys;
+}
+
+bool is_framework_key(const std::string& key) { return key == "framework" || find_control_key(key) != nullptr; }
+
+}  // namespace genrepro
