@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "compare/compared_params.hpp"
 #include "report/report_text.hpp"
 
 namespace genrepro::sections {
@@ -25,8 +26,25 @@ std::string params_key(const RunRecord& r, unsigned ignore) {
   if (!(ignore & kIgnoreOrder)) key += "\x1forder=" + order_text(r, ",");
   if (!(ignore & kIgnoreLength)) key += "\x1fmax=" + std::to_string(r.params.max_new_tokens) + (r.params.stop_at_eos ? "+eos" : "");
   std::snprintf(buf, sizeof buf, "\x1fk=%lld\x1fp=%.17g", static_cast<long long>(s.top_k), s.top_p);
-  return key + buf + "\x1frule=" + to_string(s.top_p_rule) + "\x1frng=" + to_string(s.rng) +
+  key += buf + std::string("\x1frule=") + to_string(s.top_p_rule) + "\x1frng=" + to_string(s.rng) +
          (r.params.use_cache ? "\x1f" "cache" : "");
+  // The framework and its controls: an article run and a llama.cpp run are never one group.
+  const OrderedJson all = compared_params(r.params);
+  for (const std::string& k : compared_param_keys())
+    if (is_framework_key(k)) key += "\x1f" + k + "=" + all[k].dump();
+  return key;
+}
+
+// "hf repetition_penalty=1.3": a framework run's framework and the controls it turns on (those
+// away from their off values); empty for the article's runs.
+std::vector<std::string> framework_label_parts(const RunRecord& r) {
+  if (r.params.sampling.framework == Framework::article) return {};
+  const OrderedJson all = compared_params(r.params);
+  const OrderedJson off = compared_params(RunParams{});
+  std::vector<std::string> parts = {to_string(r.params.sampling.framework)};
+  for (const std::string& k : compared_param_keys())
+    if (k != "framework" && is_framework_key(k) && all[k] != off[k]) parts.push_back(k + "=" + all[k].dump());
+  return parts;
 }
 
 }  // namespace
@@ -73,7 +91,7 @@ Runs select(const Runs& runs, bool (*pred)(const RunRecord&)) {
 
 std::string run_label(const RunRecord& r, unsigned omit) {
   const auto& s = r.params.sampling;
-  std::vector<std::string> parts;
+  std::vector<std::string> parts = framework_label_parts(r);
   if (is_greedy(r)) {
     parts.push_back("greedy");
   } else {

@@ -94,7 +94,7 @@ GenerationResult generate_one(const Gpt2Model& model, const Gpt2Tokenizer& token
     const auto source = make_recompute_source(model, numerics.batch.layout);
     return run_generation(*source, prompt_ids, o.params, model.config().eos_token_id, token_text, on_token);
   }
-  const std::vector<DecodeJob> jobs = {DecodeJob{&prompt_ids, &o.params, on_token}};
+  const std::vector<DecodeJob> jobs = {DecodeJob{&prompt_ids, &o.params, on_token, {}}};
   bool handed_out = false;
   GenerationResult result;
   decode_batched(
