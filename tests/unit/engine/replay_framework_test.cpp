@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/engine/replay_golden_suite.hpp"
+
 #include "engine/runner.hpp"
 #include "evidence/evidence.hpp"
 #include "util/errors.hpp"
@@ -40,50 +42,20 @@ constexpr const char* kExperiment = R"({
   "record": {"top_candidates": 5}
 })";
 
-class ReplayFramework : public ::testing::Test {
+struct ReplayFrameworkExperiment {
+  static constexpr const char* kName = "replay_framework";
+  static constexpr const char* kExperiment = genrepro::kExperiment;
+};
+
+class ReplayFramework : public test::ReplayGoldenSuite<ReplayFrameworkExperiment> {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() / ("genrepro_replay_framework_test_" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
-    const std::string experiment = (*dir_ / "replay-frameworks.json").string();
-    std::ofstream(experiment) << kExperiment;
-    RunnerOptions o;
-    o.experiments = load_experiments({experiment});
-    o.model = model();
-    golden_path_ = new std::string((*dir_ / "golden.json").string());
-    write_evidence(*golden_path_, run_experiments(o));
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete dir_;
-    delete golden_path_;
-  }
-  static ModelFiles model() { return locate_model_dir(GENREPRO_TEST_MODEL_DIR, ModelSource::flag); }
-  static std::vector<EvidenceFile> golden() { return read_golden(*golden_path_); }
-  static ReplayOptions options() {
-    ReplayOptions o;
-    o.model = model();
-    return o;
-  }
-  static size_t run_where(const Evidence& e, const std::function<bool(const RunParams&)>& pick) {
-    for (size_t i = 0; i < e.runs.size(); ++i)
-      if (pick(e.runs[i].params)) return i;
-    ADD_FAILURE() << "no golden run matches";
-    return 0;
-  }
   static size_t hf_penalty_recompute(const Evidence& e) {
     return run_where(e, [](const RunParams& p) { return p.sampling.controls.repetition_penalty == 1.3 && !p.use_cache; });
   }
   static size_t llama_penalties(const Evidence& e) {
     return run_where(e, [](const RunParams& p) { return p.sampling.controls.frequency_penalty == 0.3; });
   }
-
-  static fs::path* dir_;
-  static std::string* golden_path_;
 };
-
-fs::path* ReplayFramework::dir_ = nullptr;
-std::string* ReplayFramework::golden_path_ = nullptr;
 
 TEST_F(ReplayFramework, FrameworkRunsReplayWithZeroDriftAndTheirStageCounts) {
   const auto g = golden();

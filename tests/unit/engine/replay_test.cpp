@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/engine/replay_golden_suite.hpp"
+
 #include "evidence/evidence.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
@@ -40,39 +42,13 @@ constexpr const char* kExperiment = R"({
   "record": {"top_candidates": 5}
 })";
 
-class Replay : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new fs::path(fs::temp_directory_path() / ("genrepro_replay_test_" + std::to_string(::getpid())));
-    fs::create_directories(*dir_);
-    const std::string experiment = (*dir_ / "replay.json").string();
-    std::ofstream(experiment) << kExperiment;
-    RunnerOptions o;
-    o.experiments = load_experiments({experiment});
-    o.model = model();
-    golden_path_ = new std::string((*dir_ / "golden.json").string());
-    write_evidence(*golden_path_, run_experiments(o));
-  }
-  static void TearDownTestSuite() {
-    fs::remove_all(*dir_);
-    delete dir_;
-    delete golden_path_;
-  }
-  static ModelFiles model() { return locate_model_dir(GENREPRO_TEST_MODEL_DIR, ModelSource::flag); }
+struct ReplayExperiment {
+  static constexpr const char* kName = "replay";
+  static constexpr const char* kExperiment = genrepro::kExperiment;
+};
 
-  static std::vector<EvidenceFile> golden() { return read_golden(*golden_path_); }
-  static ReplayOptions options() {
-    ReplayOptions o;
-    o.model = model();
-    return o;
-  }
-  // Index of the first golden run whose params satisfy `pick`.
-  static size_t run_where(const Evidence& e, const std::function<bool(const RunParams&)>& pick) {
-    for (size_t i = 0; i < e.runs.size(); ++i)
-      if (pick(e.runs[i].params)) return i;
-    ADD_FAILURE() << "no golden run matches";
-    return 0;
-  }
+class Replay : public test::ReplayGoldenSuite<ReplayExperiment> {
+ protected:
   static size_t greedy_recompute(const Evidence& e) {
     return run_where(e, [](const RunParams& p) { return p.sampling.mode == DecodeMode::greedy && !p.use_cache; });
   }
@@ -105,13 +81,7 @@ class Replay : public ::testing::Test {
     ADD_FAILURE() << "replay_golden did not throw";
     return {};
   }
-
-  static fs::path* dir_;
-  static std::string* golden_path_;
 };
-
-fs::path* Replay::dir_ = nullptr;
-std::string* Replay::golden_path_ = nullptr;
 
 TEST_F(Replay, SameBuildSamePathsDriftsByExactlyZero) {
   const auto g = golden();
