@@ -115,6 +115,14 @@ def main() -> int:
     if named == 0:
         failures.append("no fact rests on a run of the AMD shard: the test checks nothing")
 
+    # check-article --golden: compared with the golden's environment, named with its file.
+    against_golden = run([a.binary, "check-article", a.facts, merged, "--golden", golden], {0, 1}).stdout
+    if f"environment 2 ({runs_label(amd_runs)}) differs from the golden's environment ({golden}) in 2 field(s)" not in against_golden:
+        failures.append(f"check-article --golden does not compare with the golden's environment:\n{against_golden[-1500:]}")
+    missing = run([a.binary, "check-article", a.facts, merged, "--golden", os.path.join(a.scratch, "no-such-golden.json")], {2})
+    if "no-such-golden.json" not in missing.stderr:
+        failures.append(f"check-article --golden with a missing file does not name it: {missing.stderr!r}")
+
     # ---- one machine: no such lines ----
     same_out = os.path.join(a.scratch, "report-one-machine")
     run([a.binary, "report", golden, "--golden", golden, "--out", same_out], {0})
