@@ -5,7 +5,11 @@ Hugging Face's eager GPT-2 math (tests/reference/gpt2_reference.py, which reads 
 hand) with a KV cache (past keys/values concatenated each step, as HF's DynamicCache does), the
 article's sampler chain (temperature, then top-p: sort, softmax, cumsum, shift, mask) and
 torch.multinomial with a seeded generator. Runs on Debian's python3-torch at its default thread
-settings, which is what a researcher gets when they write the loop themselves.
+settings, which is what a researcher gets when they write the loop themselves: torch's intra-op
+pool at torch's own default (never pinned here unless --threads says so) and the GEMMs on
+OpenBLAS's own pthread pool, which is every usable core whatever torch's setting (Debian's torch
+links the pthread OpenBLAS; torch.set_num_threads does not reach it). The JSON records both pools
+and the OpenBLAS kernel, since they decide the baseline's speed (docs/numerics.md, "Speed").
 
 Usage:
   bench/python_loop.py --model DIR [--runs 60] [--new-tokens 50] [--threads N] [--json]
@@ -13,6 +17,7 @@ Prints tokens/s over all runs (one after another: the single-stream loop). The g
 issue's: one prompt ("the river bank was"), T in {0.7, 1.0, 1.3} x seeds 1..20, top-p 0.9.
 """
 import argparse
+import ctypes
 import json
 import os
 import sys
@@ -82,6 +87,20 @@ def generate(w, temperature, top_p, seed, new_tokens):
     return ids
 
 
+def openblas_state():
+    """(threads, core) of the OpenBLAS this process mapped (torch's), or (None, None)."""
+    with open("/proc/self/maps") as maps:
+        paths = sorted({fields[-1] for fields in map(str.split, maps) if len(fields) == 6 and "openblas" in fields[-1]})
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)  # the mapped instance: dlopen of a loaded path returns it
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+            return int(lib.openblas_get_num_threads()), lib.openblas_get_corename().decode()
+        except (OSError, AttributeError):
+            continue
+    return None, None
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
@@ -101,11 +120,14 @@ def main(argv):
         for temperature, seed in grid:
             tokens += len(generate(w, temperature, 0.9, seed, args.new_tokens)) - len(PROMPT_IDS)
         seconds = time.perf_counter() - start
+    blas_threads, blas_core = openblas_state()
     result = {"runs": len(grid), "tokens": tokens, "seconds": seconds, "tokens_per_s": tokens / seconds,
-              "torch_threads": torch.get_num_threads(), "torch": torch.__version__}
+              "torch_threads": torch.get_num_threads(), "torch_threads_asked": args.threads or "default",
+              "openblas_threads": blas_threads, "openblas_core": blas_core, "torch": torch.__version__}
     print(json.dumps(result) if args.json else
           f"python loop: {tokens} tokens in {seconds:.2f} s = {tokens / seconds:.1f} tok/s "
-          f"(torch {torch.__version__}, {torch.get_num_threads()} threads)")
+          f"(torch {torch.__version__}, {torch.get_num_threads()} intra-op threads, "
+          f"OpenBLAS {blas_core} on {blas_threads} threads)")
 
 
 if __name__ == "__main__":

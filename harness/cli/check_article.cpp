@@ -14,6 +14,7 @@ namespace {
 struct CheckArticleOptions {
   std::string facts;     // golden/article/article-facts.json
   std::string evidence;  // from genrepro run experiments/article/*.json --model <GPT-2 dir>
+  std::string golden;    // optional: compare each run's environment with the golden's
   bool json = false;
 };
 
@@ -23,7 +24,14 @@ constexpr int kExitMismatch = 1;
 int run_check_article(const CheckArticleOptions& a, Console& io) {
   const OrderedJson facts = load_article_facts(a.facts);
   const EvidenceFile evidence = read_evidence_file(a.evidence);
-  const ArticleCheck check = check_article(facts, a.facts, evidence);
+  ArticleCheck check;
+  if (a.golden.empty()) {
+    check = check_article(facts, a.facts, evidence);
+  } else {
+    const std::vector<EvidenceFile> golden = read_golden(a.golden);
+    check = check_article(facts, a.facts, evidence, golden.front().evidence.environment,
+                          "the golden's environment (" + golden.front().path + ")");
+  }
   print_unchecked_texts(evidence.path, evidence.evidence, io.err);
   if (a.json)
     io.out << json_document_text(article_check_to_json(check)) << "\n";
@@ -41,10 +49,15 @@ void setup_check_article(CLI::App& app, VerbContext& ctx) {
       "Check evidence against the article's published facts (golden/article/article-facts.json):\n"
       "its generated texts, the seed-43 run stopping at EOS as new token 47, the nucleus sizes\n"
       "35 / 1,279 / 14,905 at T = 0.5 / 1 / 2 with p = 0.9, and EOS id 50256. Runs are found by\n"
-      "their parameters. Prints one row per fact (golden/article/README.md).\n"
+      "their parameters. Prints one row per fact (golden/article/README.md). Runs whose environment\n"
+      "differs (merged shards from mixed machines; with --golden, from the golden's) are named with\n"
+      "their environment beside each fact they rest on.\n"
       "Exit: 0 every counted fact matches, 1 a mismatch or a missing run, 2 bad input.");
   cmd->add_option("FACTS", a->facts, "golden/article/article-facts.json")->required();
   cmd->add_option("EVIDENCE", a->evidence, "Evidence from 'genrepro run experiments/article/*.json --model DIR'")->required();
+  cmd->add_option("--golden", a->golden,
+                  "Golden evidence (a file, or a directory of them): name each run's environment where it differs\n"
+                  "from the golden's (default: from the evidence's own environment block)");
   cmd->add_flag("--json", a->json, "Print the result as JSON (schema genrepro.article-check/1)");
   on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = run_check_article(*a, ctx.io); });
 }

@@ -160,13 +160,15 @@ class Checker {
     const bool counted = seed_source == "stated";
 
     const std::vector<const RunRecord*> runs = runs_where([&](const RunRecord& r) { return generation_matches(r, params, prompt_); });
-    FactCheck t{"text " + name, excerpt(text, 0), "", FactStatus::missing, counted, ""};
-    FactCheck s{"stop " + name, stop_text(stop_reason, stop_step), "", FactStatus::missing, counted, ""};
+    FactCheck t{"text " + name, excerpt(text, 0), "", FactStatus::missing, counted, "", {}, {}};
+    FactCheck s{"stop " + name, stop_text(stop_reason, stop_step), "", FactStatus::missing, counted, "", {}, {}};
     if (runs.empty()) {
       t.found = s.found = "(no run with these parameters)";
       t.note = s.note = "add a run with " + params.dump() + " to the experiments";
     } else {
       t.status = s.status = FactStatus::match;
+      for (const RunRecord* r : runs) t.runs.push_back(r->index);
+      s.runs = t.runs;
       for (const RunRecord* r : runs) {
         compare_text(t, text, r->text, r->id);
         compare_stop(s, stop_reason, stop_step, *r);
@@ -219,13 +221,14 @@ class Checker {
     const int64_t step = need_count(n, file_, at, "step");
     const int64_t kept = need_count(n, file_, at, "kept");
     FactCheck c{"nucleus T=" + fmt_number(temperature) + " p=" + fmt_number(top_p) + " at " + new_token_label(step),
-                std::to_string(kept), "", FactStatus::missing, true, ""};
+                std::to_string(kept), "", FactStatus::missing, true, "", {}, {}};
     std::vector<int64_t> found;
     for (const RunRecord* r : runs_where([&](const RunRecord& r) { return nucleus_matches(r, temperature, top_p, prompt_); })) {
       const std::vector<StepRecord>& steps = r->result.steps;
       if (step < 0 || static_cast<int64_t>(steps.size()) <= step) continue;
       const int64_t kept = steps[static_cast<std::size_t>(step)].kept;
       if (std::find(found.begin(), found.end(), kept) == found.end()) found.push_back(kept);
+      c.runs.push_back(r->index);
     }
     if (found.empty()) {
       c.found = "(no run with these parameters)";
@@ -244,13 +247,14 @@ class Checker {
     const std::string text = need_string(eos, file_, "eos", "text");
     const int64_t found = evidence_.model.eos_token_id;
     out_.facts.push_back(FactCheck{"eos token id", std::to_string(id), std::to_string(found),
-                                   found == id ? FactStatus::match : FactStatus::mismatch, true, "from the model's config"});
+                                   found == id ? FactStatus::match : FactStatus::mismatch, true, "from the model's config", {}, {}});
 
     // The token's text, wherever the evidence shows the EOS id: as a picked token or a candidate.
-    FactCheck t{"eos token text", quoted(text), "", FactStatus::unchecked, false, ""};
-    if (const std::optional<std::pair<std::string, std::string>> shown = eos_text(found)) {
+    FactCheck t{"eos token text", quoted(text), "", FactStatus::unchecked, false, "", {}, {}};
+    if (const std::optional<std::pair<const RunRecord*, std::string>> shown = eos_text(found)) {
       t.found = quoted(shown->second);
-      t.note = "run " + shown->first;
+      t.note = "run " + shown->first->id;
+      t.runs.push_back(shown->first->index);
       t.counted = true;
       t.status = t.found == quoted(text) ? FactStatus::match : FactStatus::mismatch;
     } else {
@@ -261,14 +265,14 @@ class Checker {
   }
 
   // The first step (in run order) that picked or listed `eos`: its run id and the token's text.
-  std::optional<std::pair<std::string, std::string>> eos_text(int64_t eos) const {
+  std::optional<std::pair<const RunRecord*, std::string>> eos_text(int64_t eos) const {
     for (const RunRecord& r : evidence_.runs)
       for (const StepRecord& s : r.result.steps) {
         std::optional<std::string> text;
         if (s.token_id == eos) text = s.token_text;
         for (const Candidate& c : s.top)
           if (!text && c.id == eos) text = c.text;
-        if (text) return std::make_pair(r.id, *text);
+        if (text) return std::make_pair(&r, *text);
       }
     return std::nullopt;
   }
@@ -279,6 +283,17 @@ class Checker {
   ArticleCheck& out_;
   std::string prompt_;
 };
+
+// Which environments that differ from the reference each fact's runs ran in.
+void name_fact_environments(ArticleCheck& check) {
+  for (FactCheck& f : check.facts) {
+    f.environments.clear();
+    for (int64_t index : f.runs)
+      if (const RunEnvironmentGroup* g = group_of_run(check.environments, index))
+        if (std::find(f.environments.begin(), f.environments.end(), g->number) == f.environments.end()) f.environments.push_back(g->number);
+    std::sort(f.environments.begin(), f.environments.end());
+  }
+}
 
 std::string pad(const std::string& s, int width) {
   // Pads by bytes; good enough for the mostly-ASCII excerpts (they are JSON-escaped).
@@ -331,12 +346,35 @@ OrderedJson load_article_facts(const std::string& path) {
 }
 
 ArticleCheck check_article(const OrderedJson& facts, const std::string& facts_path, const EvidenceFile& evidence) {
+  return check_article(facts, facts_path, evidence, evidence.evidence.environment, "the evidence's environment");
+}
+
+ArticleCheck check_article(const OrderedJson& facts, const std::string& facts_path, const EvidenceFile& evidence,
+                           const Environment& reference, const std::string& reference_name) {
   ArticleCheck out;
   out.facts_path = facts_path;
   out.evidence_path = evidence.path;
   out.model_source = evidence.evidence.model.source;
+  out.environment_reference = reference_name;
   Checker(facts, facts_path, evidence, out).run();
+  for (RunEnvironmentGroup& g : run_environment_groups(evidence.evidence, reference))
+    if (!g.differences.empty()) out.environments.push_back(std::move(g));
+  name_fact_environments(out);
   return out;
+}
+
+std::string fact_environment_text(const ArticleCheck& check, const FactCheck& fact) {
+  std::string text;
+  for (std::size_t number : fact.environments)
+    for (const RunEnvironmentGroup& g : check.environments) {
+      if (g.number != number) continue;
+      std::vector<int64_t> runs;
+      for (int64_t index : fact.runs)
+        if (std::binary_search(g.runs.begin(), g.runs.end(), index)) runs.push_back(index);
+      text += (text.empty() ? "" : "; ") + std::string("environment ") + std::to_string(number) + " (" + runs_text(runs) +
+              "): " + differences_text(g.differences, 1);
+    }
+  return text;
 }
 
 std::string format_article_check(const ArticleCheck& check) {
@@ -346,9 +384,13 @@ std::string format_article_check(const ArticleCheck& check) {
   o << pad("fact", kFactColumn) << pad("article", kValueColumn) << pad("evidence", kValueColumn) << "status\n";
   for (const FactCheck& f : check.facts) {
     o << pad(f.fact, kFactColumn) << pad(f.expected, kValueColumn) << pad(f.found, kValueColumn) << to_string(f.status);
-    if (!f.note.empty()) o << "  (" << f.note << ")";
+    const std::string where = fact_environment_text(check, f);
+    if (!f.note.empty() || !where.empty()) o << "  (" << f.note << (f.note.empty() || where.empty() ? "" : "; ") << where << ")";
     o << "\n";
   }
+  for (const RunEnvironmentGroup& g : check.environments)
+    o << "environment " << g.number << " (" << runs_text(g.runs) << ") differs from " << check.environment_reference << " in "
+      << g.differences.size() << " field(s): " << differences_text(g.differences, g.differences.size()) << "\n";
   const std::size_t not_counted = static_cast<std::size_t>(
       std::count_if(check.facts.begin(), check.facts.end(), [](const FactCheck& f) { return !f.counted; }));
   if (check.model_source == "fixture")
@@ -382,7 +424,15 @@ OrderedJson article_check_to_json(const ArticleCheck& check) {
                      {"found", f.found},
                      {"status", json_status(f.status)},
                      {"counted", f.counted},
-                     {"note", f.note}});
+                     {"note", f.note},
+                     {"runs", f.runs},
+                     {"environments", f.environments}});
+  OrderedJson environments = OrderedJson::array();
+  for (const RunEnvironmentGroup& g : check.environments) {
+    OrderedJson fields = OrderedJson::array();
+    for (const EnvironmentFieldDifference& d : g.differences) fields.push_back({{"field", d.field}, {"reference", d.reference}, {"value", d.value}});
+    environments.push_back({{"environment", g.number}, {"runs", g.runs}, {"differences", std::move(fields)}});
+  }
   OrderedJson counts = OrderedJson::object();
   for (FactStatus s : {FactStatus::match, FactStatus::mismatch, FactStatus::missing, FactStatus::unchecked})
     counts[json_status(s)] = check.count(s);
@@ -392,7 +442,9 @@ OrderedJson article_check_to_json(const ArticleCheck& check) {
           {"evidence", check.evidence_path},
           {"model_source", check.model_source},
           {"counted", counts},
-          {"facts", facts}};
+          {"facts", facts},
+          {"environment_reference", check.environment_reference},
+          {"environments", std::move(environments)}};
 }
 
 }  // namespace genrepro

@@ -8,6 +8,7 @@
 #include "compare/diff_format.hpp"
 #include "compare/evidence_diff.hpp"
 #include "compare/run_pairing.hpp"
+#include "evidence/run_environment_groups.hpp"
 #include "report/report_text.hpp"
 
 namespace genrepro {
@@ -22,6 +23,8 @@ constexpr std::size_t kMaxUnfoldedAbRows = 12;
 constexpr std::size_t kExcerptTokens = 6;
 // Environment paths listed in a verdict's note; the rest are counted.
 constexpr std::size_t kMaxListedEnvironment = 6;
+// Run indices a "which runs ran where" table names before it counts the rest.
+constexpr std::size_t kRunIndicesInTable = 64;
 
 ReportBlock block(ReportBlock::Kind kind, const std::string& text, int level = 2) {
   ReportBlock b;
@@ -115,6 +118,15 @@ void add_environment_note(const EvidenceDiff& d, std::vector<ReportBlock>& out) 
   out.push_back(block(ReportBlock::Kind::fold_end, ""));
 }
 
+// The environment the golden's runs ran in. Golden files are blessed from one machine's evidence;
+// where they are not, diff compares with each and the first stands for them here.
+const Environment& golden_run_environment(const ReportOptions& options) { return options.golden.front().evidence.environment; }
+
+// The label of one environment of a merged file, as the evidence holds it.
+std::string merged_environment_name(const RunEnvironmentGroup& g) {
+  return std::to_string(g.number) + (g.number == 1 ? ": the file's environment" : ": run_environments[" + std::to_string(g.number - 2) + "]");
+}
+
 std::string short_stop(const RunRecord& r) {
   const std::string n = std::to_string(r.result.stop_step);
   switch (r.result.stop_reason) {
@@ -197,9 +209,13 @@ void add_article_check(const ArticleCheck& c, std::vector<ReportBlock>& out) {
   ReportTable t;
   t.header = {"fact", "article", "evidence", "", "note"};
   t.numeric = {false, false, false, false, false};
-  for (const FactCheck& f : c.facts)
-    add_row(t, {f.fact, f.expected, f.found, status_text(f.status), f.note + (f.counted ? "" : (f.note.empty() ? "" : "; ") + std::string("not counted"))},
-            {}, {false, false, false, f.status == FactStatus::mismatch || f.status == FactStatus::missing});
+  for (const FactCheck& f : c.facts) {
+    std::string note = f.note + (f.counted ? "" : (f.note.empty() ? "" : "; ") + std::string("not counted"));
+    const std::string where = fact_environment_text(c, f);
+    if (!where.empty()) note += (note.empty() ? "" : "; ") + where;
+    add_row(t, {f.fact, f.expected, f.found, status_text(f.status), note}, {},
+            {false, false, false, f.status == FactStatus::mismatch || f.status == FactStatus::missing});
+  }
   const std::size_t counted = static_cast<std::size_t>(std::count_if(c.facts.begin(), c.facts.end(), [](const FactCheck& f) { return f.counted; }));
   out.push_back(block(ReportBlock::Kind::paragraph,
                       std::to_string(c.count(FactStatus::match)) + " of " + std::to_string(counted) + " counted facts match, " +
@@ -219,6 +235,38 @@ std::string experiment_heading(const std::string& experiment) {
   return "Experiment " + (experiment.empty() ? std::string("(unnamed)") : quoted_token(experiment));
 }
 
+void add_run_environments(const Evidence& evidence, const Environment& reference, const std::string& reference_name,
+                          const std::string& reference_column, std::vector<ReportBlock>& out) {
+  if (evidence.run_environments.empty()) return;
+  const std::vector<RunEnvironmentGroup> groups = run_environment_groups(evidence, reference);
+  if (!any_environment_differs(groups)) return;
+  const std::size_t differing = static_cast<std::size_t>(
+      std::count_if(groups.begin(), groups.end(), [](const RunEnvironmentGroup& g) { return !g.differences.empty(); }));
+  out.push_back(block(ReportBlock::Kind::note, "The runs ran in " + std::to_string(groups.size()) +
+                                                   " environments (shards merged from different machines); " + std::to_string(differing) +
+                                                   (differing == 1 ? " differs" : " differ") + " from " + reference_name +
+                                                   " (likely causes, never failures)."));
+  ReportTable summary;
+  summary.header = {"runs", "environment", "where it differs from " + reference_name};
+  summary.numeric = {false, false, false};
+  std::size_t fields = 0;
+  for (const RunEnvironmentGroup& g : groups) {
+    fields += g.differences.size();
+    add_row(summary, {runs_text(g.runs, kRunIndicesInTable), merged_environment_name(g),
+                      g.differences.empty() ? std::string("nowhere") : differences_text(g.differences)},
+            {}, {false, false, !g.differences.empty()});
+  }
+  out.push_back(table_block(std::move(summary)));
+  out.push_back(block(ReportBlock::Kind::fold_begin, "Environment differences, run by run and field by field (" + std::to_string(fields) + ")"));
+  ReportTable t;
+  t.header = {"runs", "field", reference_column, "these runs"};
+  t.numeric = {false, false, false, false};
+  for (const RunEnvironmentGroup& g : groups)
+    for (const EnvironmentFieldDifference& f : g.differences) add_row(t, {runs_text(g.runs), f.field, show_json(f.reference), show_json(f.value)});
+  out.push_back(table_block(std::move(t)));
+  out.push_back(block(ReportBlock::Kind::fold_end, ""));
+}
+
 void add_verdict_section(const std::vector<ReportDocument>& documents, const ReportOptions& options, std::vector<ReportBlock>& out) {
   if (options.golden.empty()) return;
   out.push_back(block(ReportBlock::Kind::heading, "Verdict against the golden"));
@@ -236,7 +284,10 @@ void add_verdict_section(const std::vector<ReportDocument>& documents, const Rep
       out.push_back(block(ReportBlock::Kind::paragraph, "The evidence does not reproduce the golden. " + numbers_gated(diff_summary_line(d)) + "."));
       add_verdict_table(d, doc, options, out);
     }
-    add_environment_note(d, out);
+    if (doc.evidence.run_environments.empty())
+      add_environment_note(d, out);
+    else
+      add_run_environments(doc.evidence, golden_run_environment(options), "the golden's environment", "golden", out);
   }
   // How to read it, after the verdict: the PASS or FAIL line is the first thing under the heading.
   out.push_back(block(ReportBlock::Kind::paragraph,
@@ -389,7 +440,11 @@ void add_article_section(const std::vector<ReportDocument>& documents, const Rep
                           "check-article finds them."));
   for (const ReportDocument& doc : documents) {
     if (documents.size() > 1) out.push_back(block(ReportBlock::Kind::heading, "Article vs " + doc.shown(), 3));
-    add_article_check(check_article(*options.article_facts, options.article_name, EvidenceFile{doc.name, doc.evidence}), out);
+    const EvidenceFile evidence{doc.name, doc.evidence};
+    add_article_check(options.golden.empty() ? check_article(*options.article_facts, options.article_name, evidence)
+                                             : check_article(*options.article_facts, options.article_name, evidence,
+                                                             golden_run_environment(options), "the golden's environment"),
+                      out);
   }
 }
 

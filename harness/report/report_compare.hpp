@@ -16,6 +16,14 @@ namespace genrepro {
 // The heading of a run's experiment in "All runs": verdict and A/B rows link to it.
 std::string experiment_heading(const std::string& experiment);
 
+// Merged evidence from mixed machines (run_environments): which runs ran in which environment and
+// where each environment differs from `reference` ("the golden's environment" in text, "golden"
+// as a column),
+// one row per environment, every differing field folded below. Nothing when the evidence ran in
+// one environment or no environment differs.
+void add_run_environments(const Evidence& evidence, const Environment& reference, const std::string& reference_name,
+                          const std::string& reference_column, std::vector<ReportBlock>& out);
+
 void add_verdict_section(const std::vector<ReportDocument>& documents, const ReportOptions& options,
                          std::vector<ReportBlock>& out);
 // Nothing when no run id is in two documents (shards of one grid are pooled, not compared).

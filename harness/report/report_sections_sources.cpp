@@ -8,10 +8,41 @@
 #include <optional>
 #include <set>
 
+#include "evidence/run_environment_groups.hpp"
 #include "report/report_compare.hpp"
 #include "report/report_text.hpp"
 
 namespace genrepro::sections {
+
+namespace {
+
+// Blocks made for a plain list (report_compare.hpp's), appended through the builder.
+void append_blocks(const std::vector<ReportBlock>& blocks, Builder& b) {
+  for (const ReportBlock& block : blocks) {
+    switch (block.kind) {
+      case ReportBlock::Kind::note: b.note(block.text); break;
+      case ReportBlock::Kind::table: b.table(block.table); break;
+      case ReportBlock::Kind::fold_begin: b.fold_begin(block.text); break;
+      case ReportBlock::Kind::fold_end: b.fold_end(); break;
+      default: b.paragraph(block.text); break;
+    }
+  }
+}
+
+// Merged evidence from mixed machines: the table above is one environment of several; which runs
+// ran in it, and where the others differ from it.
+void add_other_environments(const Evidence& e, Builder& b) {
+  if (e.run_environments.empty()) return;
+  const std::vector<RunEnvironmentGroup> groups = run_environment_groups(e, e.environment);
+  if (groups.front().number == 1)
+    b.paragraph("The table above is environment 1, where " + runs_text(groups.front().runs) +
+                " ran; the other runs ran elsewhere (shards merged from different machines).");
+  std::vector<ReportBlock> blocks;
+  add_run_environments(e, e.environment, "environment 1", "environment 1", blocks);
+  append_blocks(blocks, b);
+}
+
+}  // namespace
 
 void add_sources(const Inputs& in, Builder& b) {
   b.heading("Where this came from");
@@ -49,6 +80,7 @@ void add_sources(const Inputs& in, Builder& b) {
     row("model", or_not_recorded(e.model.source) + ": " + or_not_recorded(e.model.path));
     row("EOS token id / context length", std::to_string(e.model.eos_token_id) + " / " + std::to_string(e.model.n_positions));
     b.table(std::move(t));
+    add_other_environments(e, b);
     if (e.model.files.empty()) {
       b.note("The evidence records no model file checksums.");
     } else {
