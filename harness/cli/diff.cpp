@@ -70,10 +70,13 @@ int run_diff(const DiffOptions& a, Console& io) {
     io.out << (a.brief ? format_diff_brief(d) : format_diff_text(d));
     if (matrix) io.out << format_fragility_text(*matrix, labels);
   }
-  if (a.annotations == "github") io.out << diff_to_github_annotations(d);
-  if (!a.junit.empty()) write_file_atomically(a.junit, diff_to_junit(d));
+  const bool excused = !d.agree() && a.allow_fragile && only_known_fragile(d, labels);
+  CiFragility ci{{}, excused};
+  for (const RunFragility& f : labels) ci.label_of_run[f.id] = std::string(to_string(f.label)) + " (" + f.why + ")";
+  if (a.annotations == "github") io.out << diff_to_github_annotations(d, ci);
+  if (!a.junit.empty()) write_file_atomically(a.junit, diff_to_junit(d, ci));
   if (d.agree()) return kExitOk;
-  if (a.allow_fragile && only_known_fragile(d, labels)) {
+  if (excused) {
     io.err << "genrepro: diff: every run that parted diverged where the matrix knows tokens flip (known-fragile); "
               "exit 0 because of --allow-fragile\n";
     return kExitOk;

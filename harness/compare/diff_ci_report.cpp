@@ -91,16 +91,28 @@ std::string annotation_property(const std::string& text) {
 }
 
 void testcase(std::ostringstream& xml, const std::string& id, const std::string* failure_type,
-              const std::string& message) {
+              const std::string& message, bool skipped = false) {
   xml << "    <testcase name=\"" << xml_escape(id) << "\" classname=\"" << xml_escape(experiment_of(id))
       << "\" time=\"0\"";
   if (failure_type == nullptr) {
     xml << "/>\n";
     return;
   }
+  if (skipped) {
+    xml << ">\n      <skipped message=\"" << xml_escape(message) << "\"/>\n    </testcase>\n";
+    return;
+  }
   xml << ">\n      <failure type=\"" << xml_escape(*failure_type) << "\" message=\"" << xml_escape(message) << "\">"
       << xml_escape(message) << "</failure>\n    </testcase>\n";
 }
+
+// The run's message with its fragility label, when diff --sensitivity gave it one.
+std::string with_label(const std::string& message, const CiFragility& f, const std::string& id) {
+  const auto it = f.label_of_run.find(id);
+  return it == f.label_of_run.end() ? message : message + "; numerics: " + it->second;
+}
+
+bool excused(const CiFragility& f, const std::string& id) { return f.excused && f.label_of_run.count(id) > 0; }
 
 std::string environment_lines(const EvidenceDiff& diff) {
   std::string lines;
@@ -137,22 +149,26 @@ std::string pair_difference_line(const PairedRun& p) {
   return line + " (other ids: still a failure of the gate)";
 }
 
-std::string diff_to_junit(const EvidenceDiff& diff) {
+std::string diff_to_junit(const EvidenceDiff& diff, const CiFragility& fragility) {
   const std::size_t cases = diff.runs.size() + diff.pairs.size() + diff.missing.size() + diff.extra.size();
-  const std::size_t failures = diff.differing() + diff.pairs.size() + diff.missing.size() + diff.extra.size();
+  std::size_t skipped = 0;
+  for (const RunDiff& r : diff.runs)
+    if (r.verdict != Verdict::agree && excused(fragility, r.id)) ++skipped;
+  const std::size_t failures = diff.differing() - skipped + diff.pairs.size() + diff.missing.size() + diff.extra.size();
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       << "<testsuites name=\"genrepro diff\" tests=\"" << cases << "\" failures=\"" << failures
       << "\" errors=\"0\" time=\"0\">\n"
       << "  <testsuite name=\"genrepro diff\" tests=\"" << cases << "\" failures=\"" << failures
-      << "\" errors=\"0\" skipped=\"0\" time=\"0\">\n";
+      << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\"0\">\n";
   xml << "    <properties>\n      <property name=\"evidence\" value=\"" << xml_escape(diff.evidence_file) << "\"/>\n";
   for (const std::string& g : diff.golden_files)
     xml << "      <property name=\"golden\" value=\"" << xml_escape(g) << "\"/>\n";
   xml << "      <property name=\"prob_tolerance\" value=\"" << number(diff.prob_tolerance) << "\"/>\n    </properties>\n";
   for (const RunDiff& r : diff.runs) {
     const std::string type = json_name(r.verdict);
-    testcase(xml, r.id, r.verdict == Verdict::agree ? nullptr : &type, "run " + r.id + ": " + run_difference_line(r));
+    testcase(xml, r.id, r.verdict == Verdict::agree ? nullptr : &type,
+             with_label("run " + r.id + ": " + run_difference_line(r), fragility, r.id), excused(fragility, r.id));
   }
   const std::string missing = "missing", extra = "extra", paired = "paired";
   for (const PairedRun& p : diff.pairs) testcase(xml, p.golden_id, &paired, pair_difference_line(p));
@@ -165,13 +181,14 @@ std::string diff_to_junit(const EvidenceDiff& diff) {
   return xml.str();
 }
 
-std::string diff_to_github_annotations(const EvidenceDiff& diff) {
+std::string diff_to_github_annotations(const EvidenceDiff& diff, const CiFragility& fragility) {
   std::string out;
   const std::string file = diff.evidence_file;
   for (const RunDiff& r : diff.runs) {
     if (r.verdict == Verdict::agree) continue;
-    out += "::error file=" + annotation_property(file) + ",title=" + annotation_property("genrepro diff " + r.id) +
-           "::" + annotation_escape("run " + r.id + ": " + run_difference_line(r)) + "\n";
+    out += std::string(excused(fragility, r.id) ? "::warning" : "::error") + " file=" + annotation_property(file) +
+           ",title=" + annotation_property("genrepro diff " + r.id) + "::" +
+           annotation_escape(with_label("run " + r.id + ": " + run_difference_line(r), fragility, r.id)) + "\n";
   }
   for (const PairedRun& p : diff.pairs)
     out += "::error file=" + annotation_property(file) + ",title=" + annotation_property("genrepro diff " + p.golden_id) +

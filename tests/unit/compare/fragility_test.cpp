@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compare/diff_ci_report.hpp"
 #include "compare/sensitivity.hpp"
 #include "support/scratch_dir.hpp"
 #include "unit/evidence/evidence_builders.hpp"
@@ -102,6 +103,35 @@ TEST(Fragility, AFlipTheMatrixSawIsKnownFragileAndOnlyThatPassesWithAllowFragile
   const OrderedJson j = fragility_to_json(k, g.labels);
   EXPECT_EQ(j["runs"][0]["label"], "known_fragile");
   EXPECT_EQ(j["runs"][0]["new_token"], 2);
+}
+
+TEST(Fragility, JunitAndAnnotationsCarryTheLabelAndAnExcusedRunIsASkipAndAWarning) {
+  const test::ScratchDir dir("fragility");
+  const FragilityKnowledge k = read_fragility(write_matrix(dir));
+  const RunRecord a = make_run("a", kGreedy, greedy_steps());
+  const RunRecord b = make_run("b", kGreedy, near_tie_steps());
+  const Gate g = gate({a, b}, {a, make_run("b", kGreedy, b_flipped())}, k);
+  ASSERT_EQ(g.labels.size(), 1u);
+  CiFragility ci;
+  ci.label_of_run["b"] = std::string(to_string(g.labels[0].label)) + " (" + g.labels[0].why + ")";
+  const std::string label = "; numerics: known-fragile (logit margin 0.0253 &lt;= m* 0.0253; flipped there in 1 of 2 cells)";
+
+  const std::string failing = diff_to_junit(g.diff, ci);
+  EXPECT_NE(failing.find("failures=\"1\" errors=\"0\" skipped=\"0\""), std::string::npos) << failing;
+  EXPECT_NE(failing.find("<failure type=\""), std::string::npos) << failing;
+  EXPECT_NE(failing.find(label + "\">"), std::string::npos) << failing;
+  EXPECT_NE(diff_to_github_annotations(g.diff, ci).find("::error file="), std::string::npos);
+
+  ci.excused = true;  // --allow-fragile passed the gate
+  const std::string excused = diff_to_junit(g.diff, ci);
+  EXPECT_NE(excused.find("failures=\"0\" errors=\"0\" skipped=\"1\""), std::string::npos) << excused;
+  EXPECT_EQ(excused.find("<failure"), std::string::npos) << excused;
+  EXPECT_NE(excused.find("<skipped message=\"run b: "), std::string::npos) << excused;
+  EXPECT_NE(excused.find(label + "\"/>"), std::string::npos) << excused;
+  const std::string notes = diff_to_github_annotations(g.diff, ci);
+  EXPECT_EQ(notes.find("::error"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("::warning file="), std::string::npos) << notes;
+  EXPECT_NE(notes.find("numerics: known-fragile (logit margin 0.0253 <= m* 0.0253"), std::string::npos) << notes;
 }
 
 TEST(Fragility, ALargeMarginDivergenceIsUnexpectedAndFailsEvenWithAllowFragile) {
