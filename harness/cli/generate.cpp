@@ -90,7 +90,7 @@ RunParams run_params_from(const GenerateOptions& o) {
   for (const auto& [key, text] : o.controls) {
     const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (const auto allowed = value.is_discarded() ? std::optional<std::string>(control_allowed(key)) : read_control(s.controls, key, value))
-      throw UsageError(flag_of(key) + " = " + text + " is not allowed; allowed: " + *allowed + " (as JSON)");
+      throw UsageError(flag_of(key) + " = " + text + " is not allowed; allowed: " + *allowed + " (the value is read as JSON)");
   }
   if (o.temperature) s.temperature = *o.temperature;
   if (o.top_k) s.top_k = *o.top_k;

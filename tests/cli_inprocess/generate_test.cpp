@@ -58,6 +58,16 @@ const std::vector<CliCase> kBadFlags = {
      R"re(--max-new-tokens -1: allowed: a whole number from 0 to 9223372036854775807 in decimal digits; 0 records only the first prediction)re",
      Stderr::one_line},
     {"threads_zero", gen({"--threads", "0"}), 2, "", R"re(--threads 0: allowed: a whole number from 1 to 256)re", Stderr::one_line},
+    // The frameworks' controls (issue 23): values read as JSON, checked as in experiment files.
+    {"top_n_sigma_nan", gen({"--framework", "llama.cpp", "--top-n-sigma", "nan"}), 2, "",
+     R"re(^genrepro: error: --top-n-sigma = nan is not allowed; allowed: a finite number \(<= 0 turns it off, e\.g\. -1\) \(the value is read as JSON\)\n$)re",
+     Stderr::one_line},
+    {"top_n_sigma_too_large", gen({"--framework", "llama.cpp", "--top-n-sigma", "1e400"}), 2, "",
+     R"re(--top-n-sigma = 1e400 is not allowed; allowed: a finite number)re", Stderr::one_line},
+    {"dynatemp_range_negative", gen({"--framework", "llama.cpp", "--dynatemp-range", "-0.5"}), 2, "",
+     R"re(--dynatemp-range = -0\.5 is not allowed; allowed: a finite number >= 0 \(0 turns it off\))re", Stderr::one_line},
+    {"top_n_sigma_is_llama_cpp_only", gen({"--framework", "hf", "--top-n-sigma", "1"}), 2, "",
+     R"re(--top-n-sigma = 1\.0 is not allowed; allowed: its off value -1\.0 unless framework llama\.cpp)re", Stderr::one_line},
     // No model given or found (this suite hides the machine's caches): asked not to fall back to
     // the random-weight fixture, or asked for the Hugging Face cache's gpt2 by name.
     {"require_real_model_without_one", gen({"--require-real-model"}), 2, "",
