@@ -9,6 +9,7 @@
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence_consistency.hpp"
+#include "compare/fragility.hpp"
 #include "golden/article_check.hpp"
 #include "report/report.hpp"
 #include "util/errors.hpp"
@@ -24,6 +25,7 @@ struct ReportCliOptions {
   std::string golden;
   std::vector<std::string> labels;
   std::string article;
+  std::string sensitivity;  // with --golden: label each token divergence (diff --sensitivity's rules)
   bool json = false;
 };
 
@@ -46,6 +48,11 @@ int run_report(const ReportCliOptions& opt, Console& io) {
   if (!opt.golden.empty()) {
     options.golden = read_golden(opt.golden);
     options.golden_name = opt.golden;
+  }
+  if (!opt.sensitivity.empty()) {
+    if (opt.golden.empty())
+      throw UsageError("--sensitivity labels the verdict against the golden; give --golden DIR|FILE too");
+    options.sensitivity = read_fragility(opt.sensitivity);
   }
   if (!opt.article.empty()) {
     options.article_facts = load_article_facts(opt.article);
@@ -79,6 +86,10 @@ void setup_report(CLI::App& app, VerbContext& ctx) {
   sub->add_option("evidence", opt->evidence, "evidence.json files written by 'genrepro run'")->required();
   sub->add_option("--out", opt->out, "report directory (created if missing)")->capture_default_str();
   sub->add_option("--golden", opt->golden, "golden evidence (a file or a directory such as golden/fixture): open with the verdict");
+  sub->add_option("--sensitivity", opt->sensitivity,
+                  "with --golden: a sensitivity.json (genrepro sensitivity) that labels each run whose tokens diverged\n"
+                  "known-fragile or unexpected in the verdict, by diff --sensitivity's rules (docs/sensitivity.md)")
+      ->type_name("PATH");
   sub->add_option("--label", opt->labels, "what to call each evidence file, in order (repeatable), e.g. --label before --label after")
       ->allow_extra_args(false);
   sub->add_option("--article", opt->article,

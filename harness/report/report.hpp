@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compare/fragility.hpp"
 #include "evidence/evidence.hpp"
 #include "report/grid_summary.hpp"
 #include "report/report_document.hpp"
@@ -33,6 +34,9 @@ struct ReportOptions {
   std::string article_name;
   // The seed of the grid summaries' bootstrap (grid_summary.hpp), recorded beside every interval.
   uint64_t bootstrap_seed = kDefaultBootstrapSeed;
+  // --sensitivity (with --golden): the verdict labels each token divergence known-fragile or
+  // unexpected, as diff --sensitivity does (compare/fragility.hpp).
+  std::optional<FragilityKnowledge> sensitivity;
 };
 
 // The report's sections as blocks (report_sections.cpp), headings with their anchors.

@@ -10,6 +10,7 @@
 #include "compare/run_pairing.hpp"
 #include "evidence/run_environment_groups.hpp"
 #include "report/report_text.hpp"
+#include "util/significant_digits.hpp"
 
 namespace genrepro {
 
@@ -80,10 +81,37 @@ std::string first_difference(const RunDiff& r) {
   return "run-level (text, stop or parameters)";
 }
 
-void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const ReportOptions& options, std::vector<ReportBlock>& out) {
+// "Numerics (sensitivity matrix m.json: 9 cells, m* 0.0253): 2 of the 3 token divergences are
+// known-fragile, 1 unexpected." The labels explain; the verdict above stays the gate's.
+std::string fragility_summary(const FragilityKnowledge& k, const std::vector<RunFragility>& labels) {
+  std::size_t fragile = 0;
+  for (const RunFragility& f : labels)
+    if (f.label == FragilityLabel::known_fragile) ++fragile;
+  return "Numerics (sensitivity matrix " + quoted_token(k.path) + ": " + std::to_string(k.compared_cells) +
+         " cells against its reference, m* " + (k.m_star ? three_digits(*k.m_star) : std::string("none")) + "): " +
+         std::to_string(fragile) + " of the " + std::to_string(labels.size()) + " token divergence(s) known-fragile, " +
+         std::to_string(labels.size() - fragile) + " unexpected (docs/sensitivity.md). The labels explain; they do not "
+         "change the verdict.";
+}
+
+// "known-fragile: logit margin 0.0253 <= m* 0.0253; flipped there in 1 of 9 cells", or empty for a
+// run without a token divergence.
+std::string numerics_label(const std::vector<RunFragility>& labels, const std::string& id) {
+  for (const RunFragility& f : labels)
+    if (f.id == id) return std::string(to_string(f.label)) + ": " + f.why;
+  return "";
+}
+
+void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const ReportOptions& options,
+                       const std::vector<RunFragility>& labels, std::vector<ReportBlock>& out) {
   ReportTable t;
   t.header = {"run", "verdict", "first difference", "golden token", "new token", "why"};
   t.numeric = {false, false, false, false, false, false};
+  const bool labelled = options.sensitivity.has_value();
+  if (labelled) {
+    t.header.push_back("numerics (--sensitivity)");
+    t.numeric.push_back(false);
+  }
   const auto link = [&](const std::string& id) { return experiment_heading(experiment_of(id, doc.evidence, options.golden)); };
   for (const RunDiff& r : d.runs) {
     if (r.verdict == Verdict::agree) continue;
@@ -92,11 +120,16 @@ void add_verdict_table(const EvidenceDiff& d, const ReportDocument& doc, const R
       golden_token = token_text(r.divergence->golden, r.divergence->golden.prob_in_golden);
       new_token = token_text(r.divergence->current, r.divergence->current.prob_in_new);
     }
-    add_row(t, {r.id, to_string(r.verdict), first_difference(r), golden_token, new_token, numbers_gated(r.reason)}, {link(r.id)},
-            {false, true, true});
+    std::vector<std::string> cells = {r.id, to_string(r.verdict), first_difference(r), golden_token, new_token, numbers_gated(r.reason)};
+    if (labelled) cells.push_back(numbers_gated(numerics_label(labels, r.id)));
+    add_row(t, cells, {link(r.id)}, {false, true, true});
   }
-  for (const std::string& id : d.missing) add_row(t, {id, "missing", "", "", "", "in the golden, not in this evidence"}, {link(id)}, {false, true});
-  for (const std::string& id : d.extra) add_row(t, {id, "extra", "", "", "", "in this evidence, not in the golden"}, {link(id)});
+  const auto row = [&](std::vector<std::string> cells) {
+    if (labelled) cells.push_back("");
+    return cells;
+  };
+  for (const std::string& id : d.missing) add_row(t, row({id, "missing", "", "", "", "in the golden, not in this evidence"}), {link(id)}, {false, true});
+  for (const std::string& id : d.extra) add_row(t, row({id, "extra", "", "", "", "in this evidence, not in the golden"}), {link(id)});
   out.push_back(table_block(std::move(t)));
 }
 
@@ -282,7 +315,12 @@ void add_verdict_section(const std::vector<ReportDocument>& documents, const Rep
                                                                std::to_string(d.missing.size()) + " missing, " +
                                                                std::to_string(d.extra.size()) + " extra."));
       out.push_back(block(ReportBlock::Kind::paragraph, "The evidence does not reproduce the golden. " + numbers_gated(diff_summary_line(d)) + "."));
-      add_verdict_table(d, doc, options, out);
+      std::vector<RunFragility> labels;
+      if (options.sensitivity) {
+        labels = label_divergences(d, options.golden, EvidenceFile{doc.name, doc.evidence}, *options.sensitivity);
+        out.push_back(block(ReportBlock::Kind::paragraph, fragility_summary(*options.sensitivity, labels)));
+      }
+      add_verdict_table(d, doc, options, labels, out);
     }
     if (doc.evidence.run_environments.empty())
       add_environment_note(d, out);

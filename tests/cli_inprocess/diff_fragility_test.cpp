@@ -2,6 +2,7 @@
 // messages and exit codes, and the fragility block in text and --json, with a matrix that
 // `sensitivity --compare` builds from golden/fixture's greedy run and the same file again. Which
 // divergence gets which label is tests/unit/compare/fragility_test.cpp's, on planted flips.
+#include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -55,6 +56,10 @@ TEST(DiffFragility, BadFlagsAndFilesAreOneLineAndExit2) {
   EXPECT_TRUE(shows(evidence.err, "^genrepro: error: .*greedy\\.json: schema: is \"genrepro\\.evidence/[0-9]+\", "
                                               "expected \"genrepro\\.sensitivity/1\"; give the sensitivity\\.json .*\n$"))
       << evidence.err;
+  const CliResult report = genrepro({"report", kGreedyGolden, "--sensitivity", matrix(dir), "--out", dir / "r"});
+  EXPECT_EQ(report.exit, 2);
+  EXPECT_EQ(report.err, "genrepro: error: --sensitivity labels the verdict against the golden; give --golden DIR|FILE too\n");
+  EXPECT_FALSE(std::filesystem::exists(dir / "r")) << "nothing is written when the command is refused";
   const CliResult none = genrepro({"diff", kGreedyGolden, kGreedyGolden, "--sensitivity", dir / "absent.json"});
   EXPECT_EQ(none.exit, 2);
   EXPECT_TRUE(shows(none.err, "^genrepro: error: .*absent\\.json: no such file[^\n]*\n$")) << none.err;

@@ -12,6 +12,7 @@
 
 #include "compare/diff_ci_report.hpp"
 #include "compare/sensitivity.hpp"
+#include "unit/compare/planted_flip.hpp"
 #include "support/scratch_dir.hpp"
 #include "unit/evidence/evidence_builders.hpp"
 #include "util/errors.hpp"
@@ -23,33 +24,11 @@ using test::greedy_steps;
 using test::make_evidence;
 using test::make_run;
 using test::make_step;
+using test::b_flipped;
+using test::near_tie_steps;
+using test::write_matrix;
 
 constexpr DecodeMode kGreedy = DecodeMode::greedy;
-
-// Step 1 of run "b" is a near-tie in the reference (0.40 vs 0.39: logit margin ln(0.40/0.39) = 0.0253).
-std::vector<StepRecord> near_tie_steps() {
-  return {make_step(0, 10, {{10, 0.6}, {11, 0.3}}), make_step(1, 20, {{20, 0.40}, {21, 0.39}}),
-          make_step(2, 30, {{30, 0.7}, {31, 0.2}})};
-}
-
-// b with its runner-up picked at step 1 (new token 2), and a different token after.
-std::vector<StepRecord> b_flipped() {
-  std::vector<StepRecord> s = near_tie_steps();
-  s[1] = make_step(1, 21, {{21, 0.395}, {20, 0.394}});
-  s[2] = make_step(2, 35, {{35, 0.5}, {36, 0.1}});
-  return s;
-}
-
-// A matrix of three cells: the reference, one where nothing changes, one where b flips at new token 2.
-std::string write_matrix(const test::ScratchDir& dir) {
-  const RunRecord a = make_run("a", kGreedy, greedy_steps());
-  const RunRecord b = make_run("b", kGreedy, near_tie_steps());
-  std::vector<SensitivityCell> cells;
-  cells.push_back({"ref", {{"threads", "1"}}, EvidenceFile{"ref.json", make_evidence({a, b})}});
-  cells.push_back({"same", {{"threads", "2"}}, EvidenceFile{"same.json", make_evidence({a, b})}});
-  cells.push_back({"flip", {{"threads", "3"}}, EvidenceFile{"flip.json", make_evidence({a, make_run("b", kGreedy, b_flipped())})}});
-  return dir.write("sensitivity.json", json_document_text(sensitivity_to_json(build_sensitivity(cells, 0))));
-}
 
 struct Gate {
   EvidenceDiff diff;
