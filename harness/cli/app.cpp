@@ -172,6 +172,7 @@ int run_cli(const std::vector<std::string>& given, Console& io, EngineVerbs& eng
   setup_verbs(app, ctx);
   read_numbers_as_decimal(app);
   name_path_placeholders(app);
+  refuse_empty_paths(app);
   const std::vector<std::string> args = with_help_verb_spelled_out(app, given);
   // CLI11 takes a vector in reverse order (it pops arguments from the back).
   std::vector<std::string> reversed(args.rbegin(), args.rend());

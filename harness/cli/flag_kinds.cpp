@@ -136,4 +136,22 @@ void name_path_placeholders(CLI::App& app) {
   }
 }
 
+void refuse_empty_paths(CLI::App& app) {
+  for (CLI::App* verb : app.get_subcommands([](const CLI::App*) { return true; })) refuse_empty_paths(*verb);
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string type = opt->get_type_name();
+    if ((type != "PATH" && type != "DIR" && type != "FILE") || opt->get_lnames().empty()) continue;
+    const std::string flag = "--" + opt->get_lnames().front();
+    // Output paths keep their own rule and wording (output_paths.hpp: a file or a directory).
+    if (flag == "--out" || flag == "--junit") continue;
+    const std::string what = type == "DIR" ? "directory" : "file";
+    opt->check(CLI::Validator(
+        [flag, what](std::string& value) -> std::string {
+          if (value.empty()) throw UsageError(flag + " is empty; give a " + what + " path");
+          return {};
+        },
+        "", "non-empty path"));
+  }
+}
+
 }  // namespace genrepro::cli

@@ -61,4 +61,10 @@ void read_numbers_as_decimal(CLI::App& app);
 // --golden PATH, --into DIR, --input PATH), so help reads the same in every verb.
 void name_path_placeholders(CLI::App& app);
 
+// Refuses an empty value for every option whose placeholder is PATH, DIR or FILE, in every verb
+// ("--golden is empty; give a file path"): `--golden "$UNSET"` must be exit 2, not a report
+// without its verdict. --out and --junit keep output_paths.hpp's own check. Call after
+// name_path_placeholders.
+void refuse_empty_paths(CLI::App& app);
+
 }  // namespace genrepro::cli
