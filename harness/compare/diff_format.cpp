@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "util/optional_json.hpp"
+#include "util/significant_digits.hpp"
 
 namespace genrepro {
 
@@ -43,12 +44,6 @@ std::string show_whole(const OrderedJson& j) {
 std::string stop_text(StopReason reason, int64_t step) {
   if (reason == StopReason::eos) return "eos at new token " + std::to_string(step);
   return std::string(to_string(reason)) + " after " + std::to_string(step) + " new tokens";
-}
-
-std::string fmt_mean(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
 }
 
 std::string show_token(const TokenAtStep& t) {
@@ -115,11 +110,11 @@ std::string pair_tokens_line(const PairedRun& p) {
 std::string pair_effect_line(const PairedRun& p) {
   std::string s = "nucleus (kept): ";
   if (p.shared_steps)
-    s += "mean " + fmt_mean(p.golden_kept_mean) + " \u2192 " + fmt_mean(p.new_kept_mean) + " over new tokens 1-" +
+    s += "mean " + three_digits(p.golden_kept_mean) + " \u2192 " + three_digits(p.new_kept_mean) + " over new tokens 1-" +
          std::to_string(p.shared_steps) + " (same context)";
   if (p.golden_kept_median && p.new_kept_median)
-    s += std::string(p.shared_steps ? ", " : "") + "median " + fmt_mean(*p.golden_kept_median) + " \u2192 " +
-         fmt_mean(*p.new_kept_median) + " over each run";
+    s += std::string(p.shared_steps ? ", " : "") + "median " + three_digits(*p.golden_kept_median) + " \u2192 " +
+         three_digits(*p.new_kept_median) + " over each run";
   s += "; stop: ";
   if (p.golden_stop == p.new_stop && p.golden_stop_step == p.new_stop_step)
     s += "the same (" + stop_text(p.golden_stop, p.golden_stop_step) + ")";

@@ -89,13 +89,19 @@ void partial_sort_inplace(Candidates& cur, int npartial) {
   cur.sorted = true;
 }
 
+// The largest logit: the first when the candidates are sorted (llama.cpp reads it there too).
+float max_logit(const Candidates& cur) {
+  float max_l = cur.data[0].logit;
+  if (!cur.sorted)
+    for (size_t i = 1; i < cur.size; ++i) max_l = std::max(max_l, cur.data[i].logit);
+  return max_l;
+}
+
 // llama_sampler_softmax_impl: p = expf(logit - max) / (float sum), after sorting when asked.
 void softmax(Candidates& cur, bool do_sort) {
   assert(cur.size > 0);
   if (do_sort && !cur.sorted) partial_sort_inplace(cur, static_cast<int>(cur.size));
-  float max_l = cur.data[0].logit;
-  if (!cur.sorted)
-    for (size_t i = 1; i < cur.size; ++i) max_l = std::max(max_l, cur.data[i].logit);
+  const float max_l = max_logit(cur);
   float sum = 0.0f;
   for (size_t i = 0; i < cur.size; ++i) {
     const float p = expf(cur.data[i].logit - max_l);
@@ -354,9 +360,7 @@ void temp_ext(Candidates& cur, float temp, float delta, float exponent) {
 // and the p a first-prediction record shows must be the same bits, so both come from here).
 // Returns the sum; the p are left unnormalised.
 double Dist::unnormalised_weights(Candidates& cur) {
-  float max_l = cur.data[0].logit;
-  if (!cur.sorted)
-    for (size_t i = 1; i < cur.size; ++i) max_l = std::max(max_l, cur.data[i].logit);
+  const float max_l = max_logit(cur);
   double sum = 0.0f;
   for (size_t i = 0; i < cur.size; ++i) {
     const float p = expf(cur.data[i].logit - max_l);
