@@ -106,12 +106,13 @@ def fixed_logits_report():
     vectors = fixed_logits()
     cases = []
     for T, p in CASES:
+        # article_probs is a pure function of (logits, T, p): made once per case, drawn from per seed.
+        probs_of = [article_probs(logits, T, p) for logits in vectors]
         for seed in SEEDS:
             rng = torch.Generator(device="cpu").manual_seed(seed)
             picks = []
             for _ in range(ROUNDS):
-                for logits in vectors:
-                    probs = article_probs(logits, T, p)
+                for probs in probs_of:
                     picks.append(int(torch.multinomial(probs, num_samples=1, generator=rng)))
             cases.append({"temperature": T, "top_p": p, "seed": seed, "picks": picks})
     # float32 -> Python float is exact and json round-trips doubles, so C++ reads the same bits.
