@@ -13,6 +13,8 @@
 #include "cli/numerics_flags.hpp"
 #include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
+#include "plan/run_plan.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "spec/framework_params.hpp"
@@ -89,8 +91,11 @@ RunParams run_params_from(const GenerateOptions& o) {
   }
   for (const auto& [key, text] : o.controls) {
     const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (const auto allowed = value.is_discarded() ? std::optional<std::string>(control_allowed(key)) : read_control(s.controls, key, value))
-      throw UsageError(flag_of(key) + " = " + text + " is not allowed; allowed: " + *allowed + " (the value is read as JSON)");
+    if (value.is_discarded())
+      throw UsageError(flag_of(key) + " = " + text + " is not allowed; allowed: " + control_allowed(key) + " (the value is read as JSON)");
+    if (const auto problem = read_control(s.controls, key, value))
+      throw UsageError(flag_of(key) + problem->at + " = " + (problem->at.empty() ? text : problem->value.dump()) +
+                       " is not allowed; allowed: " + problem->allowed + " (the value is read as JSON)");
   }
   if (o.temperature) s.temperature = *o.temperature;
   if (o.top_k) s.top_k = *o.top_k;
@@ -134,6 +139,25 @@ RunParams run_params_from(const GenerateOptions& o) {
   const auto problems = check_run_params(p, std::move(name_problems));
   if (!problems.empty()) throw UsageError(describe_problem(problems.front(), flag_of(problems.front().field)));
   return p;
+}
+
+// The controls' texts encoded by the framework's rule with the chosen model's tokenizer (the one the
+// engine will load), before the engine loads: a bad text is refused in milliseconds. Each text's
+// ids are said on stderr, since generate writes no evidence to record them.
+void encode_flag_texts(RunParams& p, const ModelChoice& model, std::ostream& err) {
+  if (p.sampling.controls.texts.empty()) return;
+  const ModelFiles files = resolve_chosen_model(model);
+  const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
+  const std::vector<ControlText> written = p.sampling.controls.texts;
+  if (const auto refused = encode_control_texts(p, tokenizer))
+    throw UsageError(flag_of(refused->control) + "[" + std::to_string(refused->entry) + "] = " + nlohmann::json(refused->text).dump() +
+                     " is not allowed; allowed: " + refused->allowed);
+  const auto problems = check_run_params(p);
+  if (!problems.empty()) throw UsageError(describe_problem(problems.front(), flag_of(problems.front().field)));
+  const char* rule = control_text_rule(p.sampling.framework).name;
+  for (size_t i = 0; i < written.size(); ++i)
+    err << "text: " << flag_of(written[i].control) << "[" << written[i].entry << "] " << nlohmann::json(written[i].text).dump()
+        << " -> " << nlohmann::json(p.sampling.controls.texts[i].ids).dump() << " by " << rule << "\n";
 }
 
 // A prompt is text to continue; a few KB at most fill GPT-2's 1,024-token context (the context
@@ -213,6 +237,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     GenerateRequest request;
     request.params = run_params_from(*o);
     request.model = o->model;
+    encode_flag_texts(request.params, o->model, ctx.io.err);
     request.prompt = prompt_from(*o, ctx.io);
     request.threads = o->threads ? checked_threads("--threads", *o->threads) : default_threads();
     request.numerics = numerics_request_from(o->numerics);

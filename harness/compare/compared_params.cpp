@@ -10,9 +10,12 @@ OrderedJson compared_params(const RunParams& p) {
   OrderedJson j = {{"framework", to_string(p.sampling.framework)}};
   const OrderedJson written = params_to_json(p);
   for (auto it = written.begin(); it != written.end(); ++it)
-    if (!is_framework_key(it.key())) j[it.key()] = it.value();
+    if (!is_framework_key(it.key()) && it.key() != "control_texts") j[it.key()] = it.value();
   // Every control in one order for every run (as written where the framework has it: the same value).
   for (const ControlKey& k : control_keys()) j[k.key] = control_to_json(p.sampling.controls, k.key);
+  // Which list entries were given as text ([] when none): where ids came from, not arithmetic, so
+  // no group of run_diff's names it and a text that encodes to the same ids changes no output.
+  j["control_texts"] = written.contains("control_texts") ? written["control_texts"] : OrderedJson::array();
   return j;
 }
 

@@ -2,6 +2,7 @@
 // relations, docs/validation.md tabulates them). One function per relation; each names the file,
 // the JSON path, the value found and the value the relation requires.
 #include "evidence/evidence_consistency.hpp"
+#include "evidence/control_text_consistency.hpp"
 #include "evidence/json_number.hpp"
 
 #include <cfloat>
@@ -290,8 +291,8 @@ class Grids {
     if (r.prompt != planned.prompt)
       inconsistent(file_, at + ".prompt",
                    "found " + show_text(r.prompt) + "; allowed: " + show_text(planned.prompt) + " (experiments[" + std::to_string(k) + "].spec)");
-    const std::string found = params_to_json(r.params).dump();
-    const std::string expected = params_to_json(planned.params).dump();
+    const std::string found = params_as_written_json(r.params).dump();
+    const std::string expected = params_as_written_json(planned.params).dump();
     if (found != expected)
       inconsistent(file_, at + ".params",
                    "found " + found + "; allowed: " + expected + " (experiments[" + std::to_string(k) + "].spec, " + planned.source + ")");
@@ -476,6 +477,7 @@ void check_consistency(const Evidence& e, const std::string& file) {
     const std::string at = "runs[" + std::to_string(i) + "]";
     try {
       texts_are_decoded(e.runs[i], *at_hand.tokenizer, file, at);
+      control_texts_are_encoded(e.runs[i], *at_hand.tokenizer, file, at);
     } catch (const TokenizerError& err) {  // an id past the tokenizer's vocabulary (a padded vocab_size)
       inconsistent(file, at, std::string("its ids are not all the tokenizer's (") + err.what() + ")");
     }

@@ -2,6 +2,10 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "spec/framework_params.hpp"
+#include "spec/sampling_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -42,16 +46,51 @@ void check_against_model(const ExpandedRun& run, const std::string& file, int64_
   }
 }
 
+// A run's texts encoded, at the JSON paths they were written at; a problem the ids bring (a
+// sequence_bias id 0, which Hugging Face refuses) is reported as check_run_params words it.
+void encode_texts_of(ExpandedRun& run, const std::string& file, const Gpt2Tokenizer& tokenizer) {
+  if (run.params.sampling.controls.texts.empty()) return;
+  if (const auto refused = encode_control_texts(run.params, tokenizer))
+    throw SpecError(file + ": " + run.path_of(refused->control) + "[" + std::to_string(refused->entry) + "] = " +
+                    nlohmann::json(refused->text).dump() + " is not allowed; allowed: " + refused->allowed);
+  for (const ParamProblem& problem : check_run_params(run.params))
+    throw SpecError(file + ": " + describe_problem(problem, run.path_of(problem.field)));
+}
+
 }  // namespace
+
+std::optional<ControlTextRefusal> encode_control_texts(RunParams& p, const Gpt2Tokenizer& tokenizer) {
+  FrameworkControls& c = p.sampling.controls;
+  const ControlTextRule rule = control_text_rule(p.sampling.framework);
+  EncodeOptions options;
+  options.special_tokens = rule.special_tokens;
+  options.prefix_space = rule.prefix_space;
+  std::vector<std::vector<int64_t>> ids;
+  for (const ControlText& t : c.texts) {
+    ids.push_back(tokenizer.encode(t.text, options));
+    const std::vector<int64_t>& got = ids.back();
+    if (got.empty())
+      return ControlTextRefusal{t.control, t.entry, t.text,
+                                std::string("a text that encodes to at least one token by ") + rule.name + "; this one encodes to none"};
+    if (t.control == "suppress_tokens" && got.size() != 1)
+      return ControlTextRefusal{t.control, t.entry, t.text,
+                                std::string("a text of exactly one token (suppress_tokens takes single tokens); ") + rule.name +
+                                    " encodes this one to " + std::to_string(got.size()) + " tokens, " + nlohmann::json(got).dump() +
+                                    ": give one text per token, or the ids"};
+  }
+  place_control_text_ids(c, ids);
+  return std::nullopt;
+}
 
 RunPlan plan_runs(const std::vector<ExperimentSpec>& experiments, const Shard& shard, const Gpt2Config& config,
                   const Gpt2Tokenizer& tokenizer) {
   RunPlan plan;
   plan.experiments = experiments;
-  for (const ExperimentSpec& spec : plan.experiments) {
+  for (ExperimentSpec& spec : plan.experiments) {
     std::vector<std::vector<int64_t>> encoded;
     for (const auto& prompt : spec.prompts) encoded.push_back(tokenizer.encode(prompt));
-    for (const ExpandedRun& run : spec.runs) {
+    for (ExpandedRun& run : spec.runs) {
+      encode_texts_of(run, spec.path, tokenizer);
       const auto& ids = encoded[static_cast<size_t>(run.prompt_index)];
       check_against_model(run, spec.path, static_cast<int64_t>(ids.size()), config);
       plan.runs.push_back(run);

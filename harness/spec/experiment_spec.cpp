@@ -203,7 +203,7 @@ class SpecReader {
       if (!v.is_string()) fail_value(where, v, allowed_for(key));
       resolve_framework(s, value_or_throw(check_framework(v.get<std::string>()), path_ + ": " + where));
     } else if (find_control_key(key)) {
-      if (const auto allowed = read_control(s.controls, key, v)) fail_value(where, v, *allowed);
+      if (const auto problem = read_control(s.controls, key, v)) fail_value(where + problem->at, problem->value, problem->allowed);
     } else if (key == "stop_at_eos" || key == "use_cache") {
       if (!v.is_boolean()) fail_value(where, v, allowed_for(key));
       (key == "stop_at_eos" ? p.stop_at_eos : p.use_cache) = v.get<bool>();
@@ -440,7 +440,19 @@ nlohmann::ordered_json params_to_json(const RunParams& p) {
     j["framework"] = to_string(s.framework);
     for (const ControlKey& k : control_keys())
       if (framework_has(s.framework, k)) j[k.key] = control_to_json(s.controls, k.key);
+    // Where ids came from: written only when a text was given, so a run given ids writes what it
+    // always wrote.
+    if (!s.controls.texts.empty()) j["control_texts"] = control_texts_to_json(s.controls.texts);
   }
+  return j;
+}
+
+nlohmann::ordered_json params_as_written_json(const RunParams& p) {
+  nlohmann::ordered_json j = params_to_json(p);
+  const FrameworkControls& c = p.sampling.controls;
+  if (c.texts.empty()) return j;
+  j.erase("control_texts");
+  for (const ControlText& t : c.texts) j[t.control] = control_as_written(c, t.control);
   return j;
 }
 
@@ -489,9 +501,28 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
     for (const ControlKey& k : control_keys()) {
       if (!framework_has(s.framework, k)) continue;
       if (!j.contains(k.key)) throw SpecError(where + "." + k.key + ": missing");
-      if (const auto allowed = read_control(s.controls, k.key, j[k.key]))
-        throw SpecError(where + "." + k.key + " = " + shown(j[k.key]) + " is not allowed; allowed: " + *allowed);
+      if (const auto problem = read_control(s.controls, k.key, j[k.key]))
+        throw SpecError(where + "." + k.key + problem->at + " = " + shown(problem->value) + " is not allowed; allowed: " +
+                        problem->allowed);
+      if (!s.controls.texts.empty()) {
+        const ControlText& t = s.controls.texts.front();
+        throw SpecError(where + "." + k.key + "[" + std::to_string(t.entry) + "] = " + shown(t.text) +
+                        " is not allowed; allowed: token ids (evidence records the ids a text became, and the text in control_texts)");
+      }
     }
+    // Evidence holds the ids in the lists; control_texts says which entries were given as text.
+    // Without it, no entry was.
+    s.controls.texts.clear();
+    if (j.contains("control_texts")) {
+      if (const auto problem = read_control_texts(s.controls.texts, j["control_texts"]))
+        throw SpecError(where + ".control_texts" + *problem);
+      if (s.controls.texts.empty())
+        throw SpecError(where + ".control_texts = [] is not allowed; allowed: a non-empty list (a run given no text writes none)");
+      if (const auto problem = control_texts_problem(s.controls, s.framework))
+        throw SpecError(where + ".control_texts[" + std::to_string(problem->index) + "]: " + problem->problem);
+    }
+  } else if (j.is_object() && j.contains("control_texts")) {
+    throw SpecError(where + ".control_texts: is not allowed in an article run (only the frameworks' list controls take texts)");
   }
   return p;
 }
@@ -511,7 +542,9 @@ std::string run_id(const std::string& experiment, int64_t prompt_index, const st
   }
   // nlohmann's json keeps object keys sorted and dumps doubles in their shortest round-trip
   // form, so this text is canonical: the same parameters always hash the same.
-  const nlohmann::json canonical = {{"params", nlohmann::json(params_to_json(p))}, {"prompt", prompt}};
+  // The params as the experiment gave them: a control's text, like the prompt's, is hashed as
+  // text, so the id is known before any tokenizer is (merge, bless and the reader re-expand specs).
+  const nlohmann::json canonical = {{"params", nlohmann::json(params_as_written_json(p))}, {"prompt", prompt}};
   const std::string hash = sha256_hex(canonical.dump()).substr(0, kIdHashHexDigits);
   return experiment + "/p" + std::to_string(prompt_index) + "/" + summary + "-" + hash;
 }

@@ -77,11 +77,17 @@ std::vector<ExperimentSpec> load_experiments(const std::vector<std::string>& pat
 
 // The parameters as written in evidence ("params"): every field, defaults filled in.
 nlohmann::ordered_json params_to_json(const RunParams& p);
-// The inverse; throws SpecError naming `where` on a missing or mistyped field.
+// The parameters as the experiment file gave them: params_to_json with every control text back in
+// place of the ids it became (and no control_texts). Run ids hash this form, as they hash the
+// prompt's text and not its ids; for a run given no text it is params_to_json(p).
+nlohmann::ordered_json params_as_written_json(const RunParams& p);
+// The inverse of params_to_json; throws SpecError naming `where` on a missing or mistyped field,
+// and on control_texts that do not say what the lists hold (control_texts_problem).
 RunParams params_from_json(const nlohmann::json& j, const std::string& where);
 
 // The stable id of a run: experiment name, prompt index, a short summary of the parameters,
-// and the first 8 hex digits of sha256 over the canonical JSON {"params": ..., "prompt": ...}.
+// and the first 8 hex digits of sha256 over the canonical JSON {"params": ..., "prompt": ...}
+// (params as written: params_as_written_json).
 std::string run_id(const std::string& experiment, int64_t prompt_index, const std::string& prompt,
                    const RunParams& p);
 

@@ -102,6 +102,74 @@ bool same_controls_value(const FrameworkControls& a, const FrameworkControls& b,
   return control_to_json(a, key) == control_to_json(b, key);
 }
 
+bool is_list_control(const std::string& key) {
+  const ControlKey* k = find_control_key(key);
+  return k && k->list_valued;
+}
+
+// A control's place in control_keys(): the order c.texts and evidence keep.
+size_t control_rank(const std::string& key) {
+  for (size_t i = 0; i < kControlKeys.size(); ++i)
+    if (key == kControlKeys[i].key) return i;
+  return kControlKeys.size();
+}
+
+size_t list_size(const FrameworkControls& c, const std::string& key) {
+  if (key == "suppress_tokens") return c.suppress_tokens.size();
+  if (key == "bad_words_ids") return c.bad_words_ids.size();
+  if (key == "sequence_bias") return c.sequence_bias.size();
+  if (key == "logit_bias") return c.logit_bias.size();
+  return 0;
+}
+
+// One entry of a list control as ids.
+ordered_json entry_json(const FrameworkControls& c, const std::string& key, size_t i) {
+  if (key == "suppress_tokens") return c.suppress_tokens[i];
+  if (key == "bad_words_ids") return c.bad_words_ids[i];
+  if (key == "sequence_bias") return ordered_json::array({c.sequence_bias[i].tokens, real_json(c.sequence_bias[i].bias)});
+  return ordered_json::array({c.logit_bias[i].token, real_json(c.logit_bias[i].bias)});
+}
+
+// A text in its entry's place: the string, or [string, bias] for the controls with a bias.
+ordered_json text_json(const FrameworkControls& c, const ControlText& t) {
+  const auto i = static_cast<size_t>(t.entry);
+  if (t.control == "sequence_bias") return ordered_json::array({t.text, real_json(c.sequence_bias[i].bias)});
+  if (t.control == "logit_bias") return ordered_json::array({t.text, real_json(c.logit_bias[i].bias)});
+  return t.text;
+}
+
+// How many entries of its list a text stands for: one, or for an encoded logit_bias text one per token.
+size_t span_of(const ControlText& t) { return t.control == "logit_bias" && !t.ids.empty() ? t.ids.size() : 1; }
+
+// A list control, entry by entry: ids, with a text wherever one was given and (unless
+// `as_written`) not yet encoded. Assumes c.texts is coherent (control_texts_problem).
+ordered_json list_json(const FrameworkControls& c, const std::string& key, bool as_written) {
+  std::vector<const ControlText*> texts;
+  for (const ControlText& t : c.texts)
+    if (t.control == key) texts.push_back(&t);
+  ordered_json out = ordered_json::array();
+  const size_t n = list_size(c, key);
+  size_t next = 0;
+  for (size_t i = 0; i < n;) {
+    if (next < texts.size() && static_cast<size_t>(texts[next]->entry) == i) {
+      const ControlText& t = *texts[next++];
+      if (as_written || t.ids.empty()) {
+        out.push_back(text_json(c, t));
+        i += span_of(t);
+        continue;
+      }
+    }
+    out.push_back(entry_json(c, key, i));
+    ++i;
+  }
+  return out;
+}
+
+bool unencoded_text_at(const FrameworkControls& c, const std::string& key, size_t i) {
+  return std::any_of(c.texts.begin(), c.texts.end(),
+                     [&](const ControlText& t) { return t.control == key && static_cast<size_t>(t.entry) == i && t.ids.empty(); });
+}
+
 }  // namespace
 
 const std::vector<std::string>& framework_names() {
@@ -189,16 +257,19 @@ std::string control_allowed(const std::string& key) {
   if (key == "typical_p") return "a number in (0, 1] (1 turns typical sampling off)";
   if (key == "repetition_penalty") return "a number > 0 (1 turns it off)";
   if (key == "no_repeat_ngram_size") return "an integer >= 0 (0 turns it off)";
-  if (key == "bad_words_ids") return "a list of non-empty lists of token ids, e.g. [[1169], [7850, 3331]]";
-  if (key == "sequence_bias") return "a list of [token ids, bias] pairs, ids > 0, bias a finite number, e.g. [[[7850], -2.5]]";
-  if (key == "suppress_tokens") return "a list of token ids, e.g. [50256]";
+  if (key == "bad_words_ids")
+    return "a list of non-empty lists of token ids or texts (a text is one sequence), e.g. [[1169], [7850, 3331], \"the cat\"]";
+  if (key == "sequence_bias")
+    return "a list of [token ids or text, bias] pairs, ids > 0, bias a finite number, e.g. [[[7850], -2.5], [\"the cat\", 1.0]]";
+  if (key == "suppress_tokens") return "a list of token ids or texts of one token each, e.g. [50256, \" the\"]";
   if (key == "min_new_tokens" || key == "min_length") return "an integer >= 0 (0 turns it off)";
   if (key == "epsilon_cutoff" || key == "eta_cutoff") return "a number in [0, 1) (0 turns it off)";
   if (key == "repeat_last_n") return "an integer >= -1 (0 turns the penalties off, -1 is the whole context)";
   if (key == "repeat_penalty") return "a number > 0 whose inverse is finite (1 turns it off)";
   if (key == "frequency_penalty" || key == "presence_penalty") return "a finite number (0 turns it off)";
   if (key == "logit_bias")
-    return "a list of [token id, bias] pairs, bias a finite number or false / \"-Infinity\" (never), e.g. [[50256, false]]";
+    return "a list of [token id or text, bias] pairs (a text biases every token it encodes to), bias a finite number or "
+           "false / \"-Infinity\" (never), e.g. [[50256, false], [\"Hello\", -0.5]]";
   if (key == "top_n_sigma") return "a finite number (<= 0 turns it off, e.g. -1)";
   if (key == "dynatemp_range") return "a finite number >= 0 (0 turns it off)";
   if (key == "dynatemp_exponent") return "a finite number";
@@ -206,15 +277,16 @@ std::string control_allowed(const std::string& key) {
   return "?";
 }
 
-std::optional<std::string> read_control(FrameworkControls& c, const std::string& key, const json& v) {
+std::optional<ControlProblem> read_control(FrameworkControls& c, const std::string& key, const json& v) {
   const std::string allowed = control_allowed(key);
-  auto number = [&](double& out) -> std::optional<std::string> {
-    if (!v.is_number()) return allowed;
+  const std::optional<ControlProblem> whole = ControlProblem{allowed, "", v};
+  auto number = [&](double& out) -> std::optional<ControlProblem> {
+    if (!v.is_number()) return whole;
     out = v.get<double>();
     return std::nullopt;
   };
-  auto integer = [&](int64_t& out) -> std::optional<std::string> {
-    if (!is_integer(v)) return allowed;
+  auto integer = [&](int64_t& out) -> std::optional<ControlProblem> {
+    if (!is_integer(v)) return whole;
     out = v.get<int64_t>();
     return std::nullopt;
   };
@@ -234,60 +306,88 @@ std::optional<std::string> read_control(FrameworkControls& c, const std::string&
   if (key == "dynatemp_range") return number(c.dynatemp_range);
   if (key == "dynatemp_exponent") return number(c.dynatemp_exponent);
   if (key == "min_keep") return integer(c.min_keep);
+  const ControlKey* k = find_control_key(key);
+  if (!k) return ControlProblem{"a known control", "", v};
+  if (!v.is_array()) return whole;
+  // The list's texts, kept beside it; an empty string is refused where it stands.
+  std::vector<ControlText> texts;
+  std::optional<ControlProblem> bad_text;
+  const auto text_at = [&](size_t i, const json& t) -> bool {
+    if (!t.is_string()) return false;
+    if (t.get<std::string>().empty()) {
+      if (!bad_text)
+        bad_text = ControlProblem{"a non-empty text (the tokenizer encodes it by the framework's rule) or " +
+                                      std::string(key == "suppress_tokens" || key == "logit_bias" ? "a token id" : "a list of token ids"),
+                                  "[" + std::to_string(i) + "]" + (key == "sequence_bias" || key == "logit_bias" ? "[0]" : ""), t};
+      return true;
+    }
+    texts.push_back({key, static_cast<int64_t>(i), t.get<std::string>(), {}});
+    return true;
+  };
   if (key == "suppress_tokens") {
-    if (!read_tokens(v, c.suppress_tokens)) return allowed;
-    return std::nullopt;
-  }
-  if (key == "bad_words_ids") {
-    if (!v.is_array()) return allowed;
+    std::vector<int64_t> all;
+    for (size_t i = 0; i < v.size(); ++i) {
+      int64_t id = -1;  // a text's placeholder until it is encoded
+      if (!text_at(i, v[i]) && !read_token(v[i], id)) return whole;
+      all.push_back(id);
+    }
+    if (bad_text) return bad_text;
+    c.suppress_tokens = std::move(all);
+  } else if (key == "bad_words_ids") {
     std::vector<std::vector<int64_t>> all;
-    for (const json& seq : v) {
+    for (size_t i = 0; i < v.size(); ++i) {
       std::vector<int64_t> ids;
-      if (!read_tokens(seq, ids) || ids.empty()) return allowed;
+      if (!text_at(i, v[i]) && (!read_tokens(v[i], ids) || ids.empty())) return whole;
       all.push_back(std::move(ids));
     }
+    if (bad_text) return bad_text;
     c.bad_words_ids = std::move(all);
-    return std::nullopt;
-  }
-  if (key == "sequence_bias") {
-    if (!v.is_array()) return allowed;
+  } else if (key == "sequence_bias") {
     std::vector<SequenceBias> all;
-    for (const json& pair : v) {
-      if (!pair.is_array() || pair.size() != 2) return allowed;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const json& pair = v[i];
+      if (!pair.is_array() || pair.size() != 2) return whole;
       SequenceBias b;
-      if (!read_tokens(pair[0], b.tokens) || b.tokens.empty() || !read_bias(pair[1], b.bias, false)) return allowed;
+      if (!text_at(i, pair[0]) && (!read_tokens(pair[0], b.tokens) || b.tokens.empty())) return whole;
+      if (!read_bias(pair[1], b.bias, false)) return whole;
       all.push_back(std::move(b));
     }
+    if (bad_text) return bad_text;
     c.sequence_bias = std::move(all);
-    return std::nullopt;
-  }
-  if (key == "logit_bias") {
-    if (!v.is_array()) return allowed;
+  } else if (key == "logit_bias") {
     std::vector<TokenBias> all;
-    for (const json& pair : v) {
-      if (!pair.is_array() || pair.size() != 2) return allowed;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const json& pair = v[i];
+      if (!pair.is_array() || pair.size() != 2) return whole;
       TokenBias b;
-      if (!read_token(pair[0], b.token) || !read_bias(pair[1], b.bias, true)) return allowed;
+      b.token = -1;
+      if (!text_at(i, pair[0]) && !read_token(pair[0], b.token)) return whole;
+      if (!read_bias(pair[1], b.bias, true)) return whole;
       all.push_back(b);
     }
+    if (bad_text) return bad_text;
     c.logit_bias = std::move(all);
-    return std::nullopt;
+  } else {
+    return ControlProblem{"a known control", "", v};
   }
-  return "a known control";
+  // This control's texts replace the ones it had; the list stays in control_keys() order.
+  std::vector<ControlText> kept;
+  for (ControlText& t : c.texts)
+    if (t.control != key) kept.push_back(std::move(t));
+  for (ControlText& t : texts) kept.push_back(std::move(t));
+  std::stable_sort(kept.begin(), kept.end(), [](const ControlText& a, const ControlText& b) {
+    return control_rank(a.control) < control_rank(b.control);
+  });
+  c.texts = std::move(kept);
+  return std::nullopt;
 }
 
 ordered_json control_to_json(const FrameworkControls& c, const std::string& key) {
+  if (is_list_control(key)) return list_json(c, key, false);
   if (key == "min_p") return c.min_p;
   if (key == "typical_p") return c.typical_p;
   if (key == "repetition_penalty") return c.repetition_penalty;
   if (key == "no_repeat_ngram_size") return c.no_repeat_ngram_size;
-  if (key == "bad_words_ids") return c.bad_words_ids;
-  if (key == "sequence_bias") {
-    ordered_json out = ordered_json::array();
-    for (const SequenceBias& b : c.sequence_bias) out.push_back(ordered_json::array({b.tokens, real_json(b.bias)}));
-    return out;
-  }
-  if (key == "suppress_tokens") return c.suppress_tokens;
   if (key == "min_new_tokens") return c.min_new_tokens;
   if (key == "min_length") return c.min_length;
   if (key == "epsilon_cutoff") return c.epsilon_cutoff;
@@ -296,11 +396,6 @@ ordered_json control_to_json(const FrameworkControls& c, const std::string& key)
   if (key == "repeat_penalty") return c.repeat_penalty;
   if (key == "frequency_penalty") return c.frequency_penalty;
   if (key == "presence_penalty") return c.presence_penalty;
-  if (key == "logit_bias") {
-    ordered_json out = ordered_json::array();
-    for (const TokenBias& b : c.logit_bias) out.push_back(ordered_json::array({b.token, real_json(b.bias)}));
-    return out;
-  }
   if (key == "top_n_sigma") return c.top_n_sigma;
   if (key == "dynatemp_range") return c.dynatemp_range;
   if (key == "dynatemp_exponent") return c.dynatemp_exponent;
@@ -343,7 +438,9 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
       add("repetition_penalty", number_text(c.repetition_penalty), control_allowed("repetition_penalty"));
     if (c.no_repeat_ngram_size < 0)
       add("no_repeat_ngram_size", std::to_string(c.no_repeat_ngram_size), control_allowed("no_repeat_ngram_size"));
-    for (const SequenceBias& b : c.sequence_bias) {
+    for (size_t i = 0; i < c.sequence_bias.size(); ++i) {
+      const SequenceBias& b = c.sequence_bias[i];
+      if (unencoded_text_at(c, "sequence_bias", i)) continue;  // checked once encoded (plan_runs, generate)
       const bool ids_positive = std::all_of(b.tokens.begin(), b.tokens.end(), [](int64_t t) { return t > 0; });
       if (!ids_positive || !finite(b.bias) || b.tokens.empty()) {
         add("sequence_bias", value_of("sequence_bias"),
@@ -479,6 +576,113 @@ Checked<std::vector<SamplerStage>> check_framework_order(Framework f, const std:
   }
   // The count and the fixed places are check_framework_params' (sampler_order's allowed text).
   return {std::move(stages), std::nullopt};
+}
+
+}  // namespace genrepro
+
+namespace genrepro {
+
+nlohmann::ordered_json control_as_written(const FrameworkControls& c, const std::string& key) {
+  if (is_list_control(key)) return list_json(c, key, true);
+  return control_to_json(c, key);
+}
+
+nlohmann::ordered_json control_texts_to_json(const std::vector<ControlText>& texts) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const ControlText& t : texts)
+    out.push_back({{"control", t.control}, {"entry", t.entry}, {"text", t.text}, {"ids", t.ids}});
+  return out;
+}
+
+std::optional<std::string> read_control_texts(std::vector<ControlText>& out, const nlohmann::json& j) {
+  if (!j.is_array()) return std::string(" is not a list; allowed: a list of {\"control\", \"entry\", \"text\", \"ids\"} objects");
+  out.clear();
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string at = "[" + std::to_string(i) + "]";
+    const nlohmann::json& e = j[i];
+    if (!e.is_object() || e.size() != 4 || !e.contains("control") || !e.contains("entry") || !e.contains("text") || !e.contains("ids"))
+      return at + " is not allowed; allowed: an object of exactly \"control\", \"entry\", \"text\" and \"ids\"";
+    ControlText t;
+    if (!e["control"].is_string()) return at + ".control: expected a string";
+    t.control = e["control"].get<std::string>();
+    if (!is_integer(e["entry"]) || e["entry"].get<int64_t>() < 0) return at + ".entry: expected an integer >= 0";
+    t.entry = e["entry"].get<int64_t>();
+    if (!e["text"].is_string()) return at + ".text: expected a string";
+    t.text = e["text"].get<std::string>();
+    if (!read_tokens(e["ids"], t.ids)) return at + ".ids: expected a list of token ids";
+    out.push_back(std::move(t));
+  }
+  return std::nullopt;
+}
+
+std::optional<ControlTextProblem> control_texts_problem(const FrameworkControls& c, Framework f) {
+  size_t prev_rank = 0;
+  size_t prev_end = 0;  // the first entry after the previous text of the same control
+  for (size_t i = 0; i < c.texts.size(); ++i) {
+    const ControlText& t = c.texts[i];
+    const auto fail = [&](const std::string& problem) { return ControlTextProblem{i, problem}; };
+    const ControlKey* k = find_control_key(t.control);
+    if (!k || !k->list_valued || !framework_has(f, *k))
+      return fail("control = \"" + t.control + "\" is not allowed; allowed: a list control of framework " + to_string(f) +
+                  (f == Framework::hf ? " (suppress_tokens, bad_words_ids, sequence_bias)" : " (logit_bias)"));
+    if (t.text.empty()) return fail("text is empty; allowed: the non-empty text the entry was given as");
+    if (t.ids.empty()) return fail("ids is empty; allowed: the ids the text encodes to (a text never encodes to none)");
+    if (t.control == "suppress_tokens" && t.ids.size() != 1)
+      return fail("ids holds " + std::to_string(t.ids.size()) + " tokens; allowed: one (suppress_tokens takes single tokens)");
+    const size_t rank = control_rank(t.control);
+    const auto entry = static_cast<size_t>(t.entry);
+    if (i > 0 && (rank < prev_rank || (rank == prev_rank && entry < prev_end)))
+      return fail("entry " + std::to_string(t.entry) + " of " + t.control +
+                  " is out of order; allowed: the texts in control order, then by entry, each after the entries of the one before");
+    const size_t end = entry + span_of(t);
+    if (end > list_size(c, t.control))
+      return fail("entry " + std::to_string(t.entry) + " is past the end of " + t.control + " (" +
+                  std::to_string(list_size(c, t.control)) + " entries)");
+    bool same = true;
+    if (t.control == "suppress_tokens") same = c.suppress_tokens[entry] == t.ids[0];
+    if (t.control == "bad_words_ids") same = c.bad_words_ids[entry] == t.ids;
+    if (t.control == "sequence_bias") same = c.sequence_bias[entry].tokens == t.ids;
+    if (t.control == "logit_bias")
+      for (size_t k2 = 0; k2 < t.ids.size(); ++k2) {
+        const TokenBias& b = c.logit_bias[entry + k2];
+        // A NaN bias never equals itself, and check_framework_params refuses it anyway.
+        same = same && b.token == t.ids[k2] && (b.bias == c.logit_bias[entry].bias || std::isnan(b.bias));
+      }
+    if (!same)
+      return fail("ids " + nlohmann::json(t.ids).dump() + " are not what " + t.control + "[" + std::to_string(t.entry) +
+                  "] holds (" + control_to_json(c, t.control).dump() +
+                  "); allowed: the ids the entry holds" + (t.control == "logit_bias" ? ", one entry per id with one bias" : ""));
+    prev_rank = rank;
+    prev_end = end;
+  }
+  return std::nullopt;
+}
+
+ControlTextRule control_text_rule(Framework f) {
+  if (f == Framework::llama_cpp)
+    return {false, false, "llama.cpp's rule (common_tokenize with parse_special false: the text as written)"};
+  return {true, true, "Hugging Face's rule (add_prefix_space=True, add_special_tokens=False)"};
+}
+
+void place_control_text_ids(FrameworkControls& c, const std::vector<std::vector<int64_t>>& ids) {
+  int64_t shift = 0;  // logit_bias entries added so far by the texts before
+  for (size_t i = 0; i < c.texts.size() && i < ids.size(); ++i) {
+    ControlText& t = c.texts[i];
+    t.ids = ids[i];
+    if (t.control == "suppress_tokens") c.suppress_tokens[static_cast<size_t>(t.entry)] = t.ids.front();
+    if (t.control == "bad_words_ids") c.bad_words_ids[static_cast<size_t>(t.entry)] = t.ids;
+    if (t.control == "sequence_bias") c.sequence_bias[static_cast<size_t>(t.entry)].tokens = t.ids;
+    if (t.control == "logit_bias") {
+      t.entry += shift;
+      const auto at = c.logit_bias.begin() + t.entry;
+      const double bias = at->bias;
+      std::vector<TokenBias> entries;
+      for (int64_t id : t.ids) entries.push_back({id, bias});
+      const auto next = c.logit_bias.erase(at);
+      c.logit_bias.insert(next, entries.begin(), entries.end());
+      shift += static_cast<int64_t>(t.ids.size()) - 1;
+    }
+  }
 }
 
 }  // namespace genrepro

@@ -59,12 +59,61 @@ std::string owners_of(const ControlKey& k);
 // What a control key accepts, in words (the same text every message uses).
 std::string control_allowed(const std::string& key);
 
-// Reads one control's JSON value into `c` (a type check only: ranges are check_run_params').
-// Empty on success, else what is allowed (control_allowed).
-std::optional<std::string> read_control(FrameworkControls& c, const std::string& key, const nlohmann::json& value);
+// Why a control's value was refused: what is allowed, and where inside the value when one element
+// is the problem (`at` "[1]" and that element; `at` empty: the whole value).
+struct ControlProblem {
+  std::string allowed;
+  std::string at;
+  nlohmann::json value;
+};
 
-// One control's value as evidence writes it (-infinity as "-Infinity").
+// Reads one control's JSON value into `c` (a type check only: ranges are check_run_params').
+// In the four list controls a token (suppress_tokens, logit_bias) or a token sequence
+// (bad_words_ids, sequence_bias) may be a non-empty string: it is kept in c.texts, unencoded,
+// with a placeholder in its entry until encode_control_texts' ids replace it.
+std::optional<ControlProblem> read_control(FrameworkControls& c, const std::string& key, const nlohmann::json& value);
+
+// One control's value as evidence writes it (-infinity as "-Infinity"): ids, also where a text was
+// given (a text not yet encoded, which only an unplanned spec holds, shows as its text).
 nlohmann::ordered_json control_to_json(const FrameworkControls& c, const std::string& key);
+// One control's value as the experiment file gave it: each text in place of the ids it became.
+// The same as control_to_json for a control given no text.
+nlohmann::ordered_json control_as_written(const FrameworkControls& c, const std::string& key);
+
+// params.control_texts as evidence writes it: [{"control", "entry", "text", "ids"}, ...].
+nlohmann::ordered_json control_texts_to_json(const std::vector<ControlText>& texts);
+// The inverse (types only; control_texts_problem checks them against the controls). Empty on
+// success, else the problem, its path starting at the list ("[0].entry: ...").
+std::optional<std::string> read_control_texts(std::vector<ControlText>& out, const nlohmann::json& j);
+
+// Whether c.texts says what the lists hold: each text of a list control of framework `f`,
+// non-empty, encoded, in order (control_keys() order, then entry, spans not overlapping), and its
+// ids the ones its entry holds (for logit_bias: ids.size() entries from `entry`, one bias). Empty
+// when they are; else the index into c.texts and what is wrong.
+struct ControlTextProblem {
+  size_t index = 0;
+  std::string problem;
+};
+std::optional<ControlTextProblem> control_texts_problem(const FrameworkControls& c, Framework f);
+
+// How framework `f` encodes a control's text (docs/sampling.md, "Tokens given as text"):
+//   hf: the recipe transformers documents for bad_words_ids and sequence_bias,
+//       tokenizer(text, add_prefix_space=True, add_special_tokens=False).input_ids with
+//       AutoTokenizer's GPT2TokenizerFast: a space before each part between special tokens that
+//       does not start with one (tokenizers' ByteLevel), "<|endoftext|>" its id;
+//   llama.cpp: its server's common_tokenize(vocab, text, add_special=false) (parse_special
+//       false): the text as written, "<|endoftext|>" as ordinary text.
+struct ControlTextRule {
+  bool special_tokens = true;  // "<|endoftext|>" in the text is the special token's id
+  bool prefix_space = false;   // add_prefix_space
+  const char* name = "";       // for messages: "Hugging Face's rule (add_prefix_space=True)"
+};
+ControlTextRule control_text_rule(Framework f);
+
+// Puts each text's ids (ids[i] for c.texts[i], every text unencoded, each list non-empty and
+// one id long for suppress_tokens) into its entry; logit_bias's later entries move up by the
+// extra tokens, and each text's `entry` with them.
+void place_control_text_ids(FrameworkControls& c, const std::vector<std::vector<int64_t>>& ids);
 
 // Every problem with the framework part of `p` (check_run_params appends them after its own):
 // a control outside its range, a control another framework owns set to anything but "off", a

@@ -58,6 +58,22 @@ struct SequenceBias {
   double bias = 0;
 };
 
+// A token or token sequence of a list control given as text (issue 23): `"bad_words_ids": ["the
+// cat"]`. Parsing keeps the text (the spec layer has no tokenizer); plan_runs and generate encode
+// it by the framework's rule (control_text_rule) and put the ids in the control's list, where the
+// engine, diff and bless read them as if they had been written as ids. The evidence records both
+// (params.control_texts), so it says where every id came from.
+struct ControlText {
+  std::string control;       // suppress_tokens, bad_words_ids, sequence_bias or logit_bias
+  int64_t entry = 0;         // the index, in the control's list, of the entry the text became
+  std::string text;
+  // Empty until encoded (a text never encodes to nothing: that is refused). Then the entry holds
+  // them: one id for suppress_tokens, the sequence for bad_words_ids and sequence_bias, and for
+  // logit_bias ids.size() entries from `entry` on, one per token with the text's bias (llama.cpp
+  // biases every token of a string).
+  std::vector<int64_t> ids;
+};
+
 // The controls only the frameworks have (docs/sampling.md has each one's exact rule). For an
 // article run they keep these values, which mean "off", and are never written; for an hf or
 // llama.cpp run every value of that framework is resolved (its defaults filled in,
@@ -86,6 +102,8 @@ struct FrameworkControls {
   double dynatemp_range = 0;     // 0 = plain temperature
   double dynatemp_exponent = 1;
   int64_t min_keep = 0;
+  // The list entries given as text, in control_keys() order, then by entry (empty: all ids).
+  std::vector<ControlText> texts;
 };
 
 // How one token is picked. Validation lives in sampling_params.cpp (check_run_params),

@@ -108,7 +108,9 @@ Gpt2Tokenizer Gpt2Tokenizer::from_directory(const std::string& dir) {
   return from_files(files.vocab, files.merges);
 }
 
-std::vector<int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
+std::vector<int64_t> Gpt2Tokenizer::encode(std::string_view text) const { return encode(text, EncodeOptions{}); }
+
+std::vector<int64_t> Gpt2Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
   const size_t bad = find_invalid_utf8(text);
   if (bad != std::string_view::npos) {
     char hex[8];
@@ -116,14 +118,22 @@ std::vector<int64_t> Gpt2Tokenizer::encode(std::string_view text) const {
     throw TokenizerError("text to encode is not valid UTF-8: byte " + std::to_string(bad) + " is " + hex +
                          "; GPT-2's tokenizer encodes UTF-8 text, convert the input to UTF-8");
   }
+  const bool special = options.special_tokens && state_->end_of_text_id;
+  const auto encode_part = [&](std::string_view part, std::vector<int64_t>& ids) {
+    if (options.prefix_space && !part.empty() && part.front() != ' ') {
+      state_->encode_ordinary(" " + std::string(part), ids);
+      return;
+    }
+    state_->encode_ordinary(part, ids);
+  };
   std::vector<int64_t> ids;
   size_t pos = 0;
   while (true) {
-    const size_t special = state_->end_of_text_id ? text.find(kEndOfText, pos) : std::string_view::npos;
-    state_->encode_ordinary(text.substr(pos, special == std::string_view::npos ? special : special - pos), ids);
-    if (special == std::string_view::npos) break;
+    const size_t found = special ? text.find(kEndOfText, pos) : std::string_view::npos;
+    encode_part(text.substr(pos, found == std::string_view::npos ? found : found - pos), ids);
+    if (found == std::string_view::npos) break;
     ids.push_back(*state_->end_of_text_id);
-    pos = special + kEndOfText.size();
+    pos = found + kEndOfText.size();
   }
   return ids;
 }

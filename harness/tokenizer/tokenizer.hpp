@@ -16,6 +16,18 @@
 
 namespace genrepro {
 
+// How encode() treats two things the frameworks decide differently when a control is given as text
+// (docs/sampling.md, "Tokens given as text"). The prompt's rule is the default: Hugging Face's
+// GPT2Tokenizer as genrepro has always encoded prompts.
+struct EncodeOptions {
+  // A literal "<|endoftext|>" becomes its id (Hugging Face's added token); false encodes it as
+  // the seven ordinary tokens of its characters (llama.cpp's common_tokenize with parse_special false).
+  bool special_tokens = true;
+  // tokenizers' ByteLevel pre-tokenizer with add_prefix_space: a space before every part between
+  // special tokens that does not already start with one (U+0020; an empty part stays empty).
+  bool prefix_space = false;
+};
+
 class Gpt2Tokenizer {
  public:
   // The special token GPT-2 uses as end of text and document separator.
@@ -27,6 +39,7 @@ class Gpt2Tokenizer {
 
   // Throws TokenizerError if `text` is not valid UTF-8 (naming the byte offset).
   std::vector<int64_t> encode(std::string_view text) const;
+  std::vector<int64_t> encode(std::string_view text, const EncodeOptions& options) const;
   // The exact bytes (possibly ill-formed UTF-8). Throws TokenizerError for an id outside the vocab.
   std::string decode(const std::vector<int64_t>& ids) const;
   // decode() with each ill-formed UTF-8 sequence replaced by U+FFFD.

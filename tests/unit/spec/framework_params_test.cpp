@@ -170,14 +170,15 @@ TEST(FrameworkErrors, EveryBadValueNamesTheFilePathAndWhatIsAllowed) {
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "framework": "hf", "seed": 1, "min_p": 1.5})")),
             "experiments/x.json: runs[0].min_p = 1.5 is not allowed; allowed: a number in [0, 1] (0 turns min-p off)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "framework": "hf", "seed": 1, "bad_words_ids": [[]]})")),
-            "experiments/x.json: runs[0].bad_words_ids = [[]] is not allowed; allowed: a list of non-empty lists of token ids, "
-            "e.g. [[1169], [7850, 3331]]");
+            "experiments/x.json: runs[0].bad_words_ids = [[]] is not allowed; allowed: a list of non-empty lists of token ids "
+            "or texts (a text is one sequence), e.g. [[1169], [7850, 3331], \"the cat\"]");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "framework": "llama.cpp", "seed": 4294967295})")),
             "experiments/x.json: runs[0].seed = 4294967295 is not allowed; allowed: an integer from 0 to 4294967294 "
             "(llama_sampler_init_dist takes a uint32, and 4294967295 is LLAMA_DEFAULT_SEED: a random seed)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "framework": "llama.cpp", "seed": 1, "logit_bias": [[5, true]]})")),
-            "experiments/x.json: runs[0].logit_bias = [[5,true]] is not allowed; allowed: a list of [token id, bias] pairs, bias a "
-            "finite number or false / \"-Infinity\" (never), e.g. [[50256, false]]");
+            "experiments/x.json: runs[0].logit_bias = [[5,true]] is not allowed; allowed: a list of [token id or text, bias] "
+            "pairs (a text biases every token it encodes to), bias a finite number or false / \"-Infinity\" (never), e.g. "
+            "[[50256, false], [\"Hello\", -0.5]]");
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "framework": "hf", "seed": 1, "sampler_order": ["top_k", "temperature"]})")),
             "experiments/x.json: runs[0].sampler_order = top_k,temperature is not allowed; allowed: Hugging Face's fixed order "
             "sequence_bias,repetition_penalty,no_repeat_ngram_size,bad_words_ids,min_length,min_new_tokens,suppress_tokens,"
