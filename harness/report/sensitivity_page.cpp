@@ -11,7 +11,7 @@ namespace genrepro {
 
 namespace {
 
-constexpr std::size_t kColumnLabelFits = 26;  // report_svg.cpp's column labels
+constexpr std::size_t kSensColumnLabelFits = 26;  // report_svg.cpp's column labels
 
 std::string sens_page_percent(std::size_t part, std::size_t whole) {
   if (whole == 0) return "-";
@@ -30,16 +30,16 @@ std::string sens_page_optional(const std::optional<double>& v) { return v ? thre
 
 // A column's label: the cell's name when it fits; else what the cell changed (one factor at a
 // time: "threads=2"), "reference" for the reference; the tooltip always has the whole name.
-std::string column_label(const SensitivityMatrix& m, std::size_t c) {
+std::string sens_column_label(const SensitivityMatrix& m, std::size_t c) {
   const std::string& name = m.cells[c].name;
-  if (name.size() <= kColumnLabelFits) return name;
+  if (name.size() <= kSensColumnLabelFits) return name;
   if (c == m.reference) return "reference";
   for (const AxisEffect& a : m.attribution)
     if (a.cell == name) return a.axis + "=" + a.value;
   return name;
 }
 
-std::string cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::size_t c) {
+std::string sens_cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::size_t c) {
   const RunVsReference& r = m.runs[run][c];
   std::string t = m.run_ids[run] + " in " + m.cells[c].name + (c == m.reference ? " (the reference)" : "") + ": ";
   switch (r.cls) {
@@ -83,7 +83,7 @@ ReportBlock sens_figure(const std::string& file, const std::string& svg, const s
   return b;
 }
 
-void add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
   const std::size_t n = m.run_ids.size();
   std::vector<std::vector<std::string>> rows;
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
@@ -98,7 +98,7 @@ void add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>& bloc
                               {false, false, false, true, true, true, true}, rows));
 }
 
-void add_attribution(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_attribution(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
   blocks.push_back(sens_block(ReportBlock::Kind::heading, "One factor at a time"));
   if (m.attribution.empty()) {
     blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
@@ -114,7 +114,7 @@ void add_attribution(const SensitivityMatrix& m, std::vector<ReportBlock>& block
   blocks.push_back(sens_table({"axis", "value", "cell", "runs", "same tokens", "diverged"}, {false, false, false, true, true, true}, rows));
 }
 
-void add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
   const MarginPredictor& p = m.predictor;
   blocks.push_back(sens_block(ReportBlock::Kind::heading, "The margin that predicts a flip"));
   if (!p.m_star) {
@@ -138,7 +138,7 @@ void add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks)
                               "it on cells it was not fitted to."));
 }
 
-void add_held_out(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_held_out(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
   const HeldOutPredictor& h = m.held_out;
   blocks.push_back(sens_block(ReportBlock::Kind::heading, "The predictor on held-out cells"));
   blocks.push_back(sens_block(ReportBlock::Kind::paragraph, held_out_summary(h)));
@@ -167,7 +167,7 @@ const char* class_color(CellClass c) {
 HeatmapSpec sensitivity_heatmap(const SensitivityMatrix& m) {
   HeatmapSpec h;
   h.title = "Every run in every cell, against the reference";
-  for (std::size_t c = 0; c < m.cells.size(); ++c) h.columns.push_back(column_label(m, c));
+  for (std::size_t c = 0; c < m.cells.size(); ++c) h.columns.push_back(sens_column_label(m, c));
   const Evidence& ref = m.cells[m.reference].evidence.evidence;
   for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
     // Under its experiment's heading a run's id need not repeat the experiment ("greedy/p0/..." -> "p0/...").
@@ -179,7 +179,7 @@ HeatmapSpec sensitivity_heatmap(const SensitivityMatrix& m) {
     std::vector<HeatmapCell> row;
     for (std::size_t c = 0; c < m.cells.size(); ++c) {
       const RunVsReference& r = m.runs[i][c];
-      row.push_back({class_color(r.cls), r.cls == CellClass::diverged ? std::to_string(r.diverged_at + 1) : "", cell_tooltip(m, i, c)});
+      row.push_back({class_color(r.cls), r.cls == CellClass::diverged ? std::to_string(r.diverged_at + 1) : "", sens_cell_tooltip(m, i, c)});
     }
     h.cells.push_back(std::move(row));
   }
@@ -235,10 +235,10 @@ ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
   b.push_back(sens_figure("sensitivity-survival.svg", svg_line_chart(sensitivity_survival_chart(m)),
                           "Per cell, the share of its runs whose tokens still agree with the reference after t new tokens. A "
                           "line at 1 throughout is a cell where no run diverged (such lines lie on each other)."));
-  add_class_shares(m, b);
-  add_attribution(m, b);
-  add_predictor(m, b);
-  add_held_out(m, b);
+  sens_add_class_shares(m, b);
+  sens_add_attribution(m, b);
+  sens_add_predictor(m, b);
+  sens_add_held_out(m, b);
   assign_anchors(page);
   return page;
 }
