@@ -24,6 +24,7 @@
 #include "cli/verbs.hpp"
 #include "compare/sensitivity.hpp"
 #include "evidence/evidence.hpp"
+#include "report/sensitivity_page.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 
@@ -227,14 +228,16 @@ std::string last_line_of(const std::string& path) {
 void write_outputs(const SensitivityMatrix& m, const std::string& dir, Console& io) {
   const std::string json_path = (fs::path(dir) / "sensitivity.json").string();
   const std::string md_path = (fs::path(dir) / "sensitivity.md").string();
+  const std::string html_path = (fs::path(dir) / "sensitivity.html").string();
   write_file_atomically(json_path, json_document_text(sensitivity_to_json(m)) + "\n");
   write_file_atomically(md_path, sensitivity_markdown(m));
+  write_file_atomically(html_path, sensitivity_html(m));
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
     const CellSummary& s = m.summaries[c];
     io.out << "sensitivity: " << m.cells[c].name << (c == m.reference ? " (reference)" : "") << ": " << s.identical << " identical, "
            << s.same_tokens << " same tokens, " << s.diverged << " diverged, " << s.missing << " missing\n";
   }
-  io.out << "wrote " << json_path << " and " << md_path << "\n";
+  io.out << "wrote " << json_path << ", " << md_path << " and " << html_path << "\n";
 }
 
 int run_matrix(const SensitivityOptions& o, Console& io) {
@@ -308,7 +311,8 @@ void setup_sensitivity(CLI::App& app, VerbContext& ctx) {
       "numerics mode, batching; the reference cell, then one axis changed at a time) and classify every run\n"
       "of every cell against the reference: identical, same tokens (different probabilities), or diverged at\n"
       "new token N, with the margins there. --compare builds the same matrix from evidence made anywhere.\n"
-      "Writes DIR/sensitivity.json, DIR/sensitivity.md and (without --compare) DIR/cells/. docs/sensitivity.md");
+      "Writes DIR/sensitivity.json, DIR/sensitivity.md, DIR/sensitivity.html (heatmap and survival charts) and\n"
+      "(without --compare) DIR/cells/. docs/sensitivity.md");
   cmd->add_option("inputs", o->inputs, "Experiment files (or, with --compare, evidence files)")->required();
   cmd->add_flag("--compare", o->compare, "The inputs are evidence files: build the matrix from them, run nothing");
   cmd->add_option("--out", o->out, "Directory for the matrix (created if missing)")->required()->type_name("PATH");

@@ -163,6 +163,60 @@ void predict(SensitivityMatrix& m) {
   }
 }
 
+// The largest reference logit margin at a flip of cell c; absent when c has no flip.
+std::optional<double> cell_m_star(const SensitivityMatrix& m, std::size_t c) {
+  std::optional<double> best;
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    const RunVsReference& r = m.runs[i][c];
+    if (r.cls == CellClass::diverged) best = std::max(best.value_or(r.reference_logit_margin), r.reference_logit_margin);
+  }
+  return best;
+}
+
+HeldOutCell judge_held_out(const SensitivityMatrix& m, std::size_t c, const std::optional<double>& m_star) {
+  HeldOutCell h;
+  h.cell = m.cells[c].name;
+  h.m_star = m_star;
+  const auto flagged = [&](double margin) { return m_star && margin <= *m_star; };
+  const Evidence& ref = m.cells[m.reference].evidence.evidence;
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    const RunVsReference& r = m.runs[i][c];
+    if (r.cls == CellClass::missing) continue;
+    const bool diverged = r.cls == CellClass::diverged;
+    if (diverged) {
+      ++h.flips;
+      h.caught += flagged(r.reference_logit_margin);
+    }
+    for (const StepRecord& s : ref.runs[i].result.steps) {
+      if (diverged && s.step > r.diverged_at) break;
+      if (!s.token_id) continue;
+      ++h.steps;
+      const bool f = flagged(s.logit_margin);
+      h.flagged += f;
+      h.flagged_flips += f && diverged && s.step == r.diverged_at;
+    }
+  }
+  return h;
+}
+
+void hold_out(SensitivityMatrix& m) {
+  std::vector<std::optional<double>> per_cell(m.cells.size());
+  for (std::size_t c = 0; c < m.cells.size(); ++c)
+    if (c != m.reference) per_cell[c] = cell_m_star(m, c);
+  HeldOutPredictor& h = m.held_out;
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    if (c == m.reference) continue;
+    std::optional<double> fitted;
+    for (std::size_t o = 0; o < m.cells.size(); ++o)
+      if (o != c && per_cell[o]) fitted = std::max(fitted.value_or(*per_cell[o]), *per_cell[o]);
+    HeldOutCell cell = judge_held_out(m, c, fitted);
+    if (cell.steps == 0 && cell.flips == 0) continue;
+    h.cells_with_flips += cell.flips > 0;
+    h.flips += cell.flips;
+    h.caught += cell.caught;
+    h.cells.push_back(std::move(cell));
+  }
+}
 
 std::string percent(std::size_t part, std::size_t whole) {
   if (whole == 0) return "-";
@@ -185,6 +239,19 @@ std::string md(const std::string& s) {
 }
 
 }  // namespace
+
+std::string held_out_summary(const HeldOutPredictor& h) {
+  std::ostringstream o;
+  o << "Leave one cell out: m* fitted on every other cell's flips, \"logit margin <= m*\" judged on the cell left out. ";
+  if (!h.enough()) {
+    o << h.cells_with_flips << (h.cells_with_flips == 1 ? " cell has" : " cells have")
+      << " flips: not enough cells to hold one out (it takes two, one to fit m* on and one to judge it).";
+    return o.str();
+  }
+  o << "Over " << h.cells.size() << " held-out cells (" << h.cells_with_flips << " with flips) it caught " << h.caught << " of "
+    << h.flips << " flips: held-out recall " << three_digits(*h.recall()) << ", against 1 on the cells it was fitted to.";
+  return o.str();
+}
 
 const char* to_string(CellClass c) {
   switch (c) {
@@ -216,6 +283,7 @@ SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::siz
   for (std::size_t c = 0; c < m.cells.size(); ++c) m.summaries.push_back(summarize(m, c));
   attribute(m);
   predict(m);
+  hold_out(m);
   return m;
 }
 
@@ -274,11 +342,32 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
                            {"precision", p.precision()},
                            {"recall", p.recall()},
                            {"share_flagged", p.share_flagged()}};
+  const auto optional_number = [](const std::optional<double>& v) { return v ? OrderedJson(*v) : OrderedJson(nullptr); };
+  const HeldOutPredictor& h = m.held_out;
+  OrderedJson held_cells = OrderedJson::array();
+  for (const HeldOutCell& c : h.cells)
+    held_cells.push_back({{"cell", c.cell},
+                          {"m_star", optional_number(c.m_star)},
+                          {"flips", c.flips},
+                          {"caught", c.caught},
+                          {"recall", optional_number(c.recall())},
+                          {"steps", c.steps},
+                          {"flagged", c.flagged},
+                          {"flagged_flips", c.flagged_flips},
+                          {"precision", optional_number(c.precision())},
+                          {"share_flagged", c.share_flagged()}});
+  OrderedJson held_out = {{"cells_with_flips", h.cells_with_flips},
+                          {"enough_cells", h.enough()},
+                          {"flips", h.flips},
+                          {"caught", h.caught},
+                          {"recall", optional_number(h.recall())},
+                          {"cells", held_cells}};
   return {{"schema", "genrepro.sensitivity/1"},
           {"reference", m.cells[m.reference].name},
           {"cells", cells},
           {"attribution", attribution},
           {"predictor", predictor},
+          {"held_out_predictor", held_out},
           {"runs", runs}};
 }
 
@@ -318,6 +407,15 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
       << three_digits(p.precision()) << ", recall " << three_digits(p.recall()) << "\n"
       << "  (MarginGate, 2026, verifies only low-margin steps at a 15-50 % trigger rate; here the rule is fitted to "
          "these cells, so its recall is 1 by construction on them: judge it on cells it was not fitted to)\n";
+  }
+  o << "\n## The predictor on held-out cells\n\n" << held_out_summary(m.held_out) << "\n";
+  if (m.held_out.enough()) {
+    o << "\n| held-out cell | m* without it | flips | caught | recall | flagged steps | precision |\n"
+         "| --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const HeldOutCell& c : m.held_out.cells)
+      o << "| " << md(c.cell) << " | " << (c.m_star ? three_digits(*c.m_star) : "-") << " | " << c.flips << " | " << c.caught << " | "
+        << (c.recall() ? three_digits(*c.recall()) : "-") << " | " << c.flagged << " of " << c.steps << " ("
+        << percent(c.flagged, c.steps) << ") | " << (c.precision() ? three_digits(*c.precision()) : "-") << " |\n";
   }
   o << "\n## Runs\n\n= identical, ~ same tokens, kN diverged at new token N, ? missing\n\n| run |";
   for (const SensitivityCell& c : m.cells) o << " " << md(c.name) << " |";

@@ -72,6 +72,34 @@ struct MarginPredictor {
   double share_flagged() const { return steps ? double(flagged) / double(steps) : 0; }
 };
 
+// The predictor judged on a cell it was not fitted to (leave one cell out): m* fitted on every
+// other cell's flips, "logit margin <= m*" judged on this cell's runs. A run that diverged is judged
+// on the reference's steps up to and including the divergence (after it the cell's run is on
+// another path, so those steps can neither flip nor be judged); every other run on all its steps.
+struct HeldOutCell {
+  std::string cell;
+  std::optional<double> m_star;  // fitted without this cell; absent when no other cell flipped
+  std::size_t flips = 0, caught = 0;  // this cell's divergences; those at a margin <= m_star
+  std::size_t steps = 0, flagged = 0, flagged_flips = 0;
+  std::optional<double> recall() const { return flips ? std::optional<double>(double(caught) / double(flips)) : std::nullopt; }
+  std::optional<double> precision() const {
+    return flagged ? std::optional<double>(double(flagged_flips) / double(flagged)) : std::nullopt;
+  }
+  double share_flagged() const { return steps ? double(flagged) / double(steps) : 0; }
+};
+
+// Leave-one-cell-out over every non-reference cell with a compared step or a flip. The overall
+// recall (caught / flips over every held-out cell) needs at least two cells with flips: with one,
+// holding it out leaves no flip to fit m* to, which says nothing about the rule.
+struct HeldOutPredictor {
+  std::vector<HeldOutCell> cells;
+  std::size_t cells_with_flips = 0, flips = 0, caught = 0;
+  bool enough() const { return cells_with_flips >= 2; }
+  std::optional<double> recall() const {
+    return enough() && flips ? std::optional<double>(double(caught) / double(flips)) : std::nullopt;
+  }
+};
+
 struct SensitivityMatrix {
   std::vector<SensitivityCell> cells;
   std::size_t reference = 0;
@@ -80,6 +108,7 @@ struct SensitivityMatrix {
   std::vector<CellSummary> summaries;                // [cell]
   std::vector<AxisEffect> attribution;
   MarginPredictor predictor;
+  HeldOutPredictor held_out;
 };
 
 // Every cell against cells[reference]. Runs only some cells hold are "missing" in the others;
@@ -89,5 +118,8 @@ SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::siz
 // DIR/sensitivity.json (docs/schema/sensitivity.schema.json) and its Markdown report.
 OrderedJson sensitivity_to_json(const SensitivityMatrix& m);
 std::string sensitivity_markdown(const SensitivityMatrix& m);
+// One paragraph: what the held-out predictor found, or why there is no held-out recall (the
+// Markdown and the HTML page say the same).
+std::string held_out_summary(const HeldOutPredictor& h);
 
 }  // namespace genrepro

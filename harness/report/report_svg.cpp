@@ -77,6 +77,11 @@ class Svg {
     out_ << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(0.0, w)) << "\" height=\""
          << num(std::max(0.0, h)) << "\" fill=\"" << fill << "\"/>\n";
   }
+  // A rectangle with a tooltip: its <title> child, shown on hover and read by screen readers.
+  void rect_titled(double x, double y, double w, double h, const std::string& fill, const std::string& title) {
+    out_ << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(std::max(0.0, w)) << "\" height=\""
+         << num(std::max(0.0, h)) << "\" fill=\"" << fill << "\"><title>" << label_text(title, std::string::npos) << "</title></rect>\n";
+  }
   void circle(double x, double y, double r, const std::string& fill) {
     out_ << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"" << num(r) << "\" fill=\"" << fill << "\"/>\n";
   }
@@ -423,6 +428,80 @@ std::string svg_forest_chart(const ForestChartSpec& spec) {
       y += kRow;
     }
   }
+  return svg.finish();
+}
+
+std::string svg_heatmap(const HeatmapSpec& spec) {
+  // Rows stay readable in the hundreds: 13 px each, the run's label beside it, a group heading
+  // (its experiment) where the group changes; columns narrow to fit the page but not below 14 px.
+  constexpr double kRow = 13;
+  constexpr double kGroupRow = 17;
+  constexpr double kRowChar = 5.6;     // px a character at 10 px
+  constexpr double kColumnChar = 6.2;  // at 11 px
+  constexpr size_t kColumnLabelChars = 26;
+  constexpr size_t kRepeatColumnsAfter = 40;  // rows; then the column labels are drawn below too
+  const auto chars = [](const std::string& s) {
+    size_t n = 0;
+    for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
+    return n;
+  };
+  // The label column as wide as the longest row label, up to 300 px (longer ones are cut with "…").
+  size_t longest_row = 1, longest_column = 1;
+  for (const std::string& r : spec.rows) longest_row = std::max(longest_row, chars(r));
+  for (const std::string& c : spec.columns) longest_column = std::min(kColumnLabelChars, std::max(longest_column, chars(c)));
+  const double label_width = std::clamp(20 + kRowChar * static_cast<double>(longest_row), 120.0, 300.0);
+  const auto row_label_chars = static_cast<size_t>((label_width - 20) / kRowChar);
+  const double column_label_height = 12 + 0.71 * kColumnChar * static_cast<double>(longest_column);  // at 45 degrees
+  const size_t columns = spec.columns.size();
+  const double column = std::clamp((kWidth - label_width - kMarginRight) / static_cast<double>(std::max<size_t>(columns, 1)), 14.0, 56.0);
+  const double width = std::max(kWidth, label_width + column * static_cast<double>(columns) + column_label_height + kMarginRight);
+  size_t groups = 0;
+  for (size_t r = 0; r < spec.rows.size(); ++r)
+    groups += r < spec.row_groups.size() && (r == 0 || spec.row_groups[r] != spec.row_groups[r - 1]);
+  const double legend_top = kMarginTop;
+  const int legend_per_row = 2;  // "same tokens, different bits" whole
+  const double legend_rows = std::ceil(static_cast<double>(spec.legend.size()) / legend_per_row);
+  const double grid_top = legend_top + legend_rows * kLegendRow + 8 + column_label_height;
+  const double grid_height = kRow * static_cast<double>(spec.rows.size()) + kGroupRow * static_cast<double>(groups);
+  const double grid_bottom = grid_top + grid_height;
+  const bool repeat = spec.rows.size() > kRepeatColumnsAfter;
+  const double height = grid_bottom + 8 + (repeat ? column_label_height : 0) + 12;
+  Svg svg(height, spec.title, width);
+  const double legend_width = (width - kMarginLeft - kMarginRight) / legend_per_row;
+  for (size_t i = 0; i < spec.legend.size(); ++i) {
+    const double x = kMarginLeft + static_cast<double>(i % legend_per_row) * legend_width;
+    const double y = legend_top + static_cast<double>(i / legend_per_row) * kLegendRow + 12;
+    svg.rect(x, y - 10, 12, 12, spec.legend[i].color);
+    svg.text(x + 18, y, spec.legend[i].label, "start", "", static_cast<size_t>((legend_width - 20) / 7));
+  }
+  const auto column_labels = [&](double y, bool above) {
+    for (size_t c = 0; c < columns; ++c) {
+      const double x = label_width + column * (static_cast<double>(c) + 0.5) + 4;
+      const std::string rotate = "transform=\"rotate(" + std::string(above ? "-45 " : "45 ") + num(x) + " " + num(y) + ")\"";
+      svg.text(x, y, spec.columns[c], "start", rotate + " font-size=\"11\"", kColumnLabelChars);
+    }
+  };
+  column_labels(grid_top - 6, true);
+  // The frame first (left, then bottom), 2 px from the cells so their colours never cover it.
+  svg.line(label_width - 2, grid_top, label_width - 2, grid_bottom + 2, "#555555", 1);
+  svg.line(label_width - 2, grid_bottom + 2, label_width + column * static_cast<double>(columns), grid_bottom + 2, "#555555", 1);
+  double y = grid_top;
+  for (size_t r = 0; r < spec.rows.size(); ++r) {
+    if (r < spec.row_groups.size() && (r == 0 || spec.row_groups[r] != spec.row_groups[r - 1])) {
+      svg.text(6, y + 13, spec.row_groups[r], "start", "font-weight=\"bold\"", static_cast<size_t>((width - 12) / 7));
+      y += kGroupRow;
+    }
+    svg.text(label_width - 8, y + kRow - 3, spec.rows[r], "end", "font-size=\"10\"", row_label_chars);
+    for (size_t c = 0; c < columns; ++c) {
+      const HeatmapCell cell = r < spec.cells.size() && c < spec.cells[r].size() ? spec.cells[r][c] : HeatmapCell{"#ffffff", "", ""};
+      const double x = label_width + column * static_cast<double>(c);
+      svg.rect_titled(x + 0.5, y + 0.5, column - 1, kRow - 1, cell.color, cell.tooltip);
+      if (!cell.mark.empty() && column >= 20)
+        svg.text(x + column / 2, y + kRow - 3, cell.mark, "middle", "font-size=\"9\" font-weight=\"bold\" fill=\"#ffffff\"", 5);
+    }
+    y += kRow;
+  }
+  if (repeat) column_labels(grid_bottom + 14, false);
   return svg.finish();
 }
 

@@ -91,7 +91,32 @@ struct ForestChartSpec {
   double width = 470;
 };
 
+// A heatmap: one row per item (grouped: a group's label heads its rows), one column per
+// category, each cell a colour, an optional short mark drawn in it and a tooltip (<title>) naming
+// it. A frame left of and below the cells stands for the axes (the screenshot test finds them).
+// Column labels are drawn above the cells, and again below them when there are many rows.
+struct HeatmapCell {
+  std::string color;  // "#rrggbb"
+  std::string mark;   // drawn in the cell when it is wide enough (e.g. the new token of a divergence)
+  std::string tooltip;
+};
+
+struct HeatmapLegendEntry {
+  std::string label;
+  std::string color;
+};
+
+struct HeatmapSpec {
+  std::string title;
+  std::vector<std::string> columns;
+  std::vector<std::string> rows;
+  std::vector<std::string> row_groups;          // per row; a group heading where it changes
+  std::vector<std::vector<HeatmapCell>> cells;  // [row][column]
+  std::vector<HeatmapLegendEntry> legend;
+};
+
 std::string svg_bar_chart(const BarChartSpec& spec);
+std::string svg_heatmap(const HeatmapSpec& spec);
 std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec);
 std::string svg_line_chart(const LineChartSpec& spec);
 std::string svg_forest_chart(const ForestChartSpec& spec);

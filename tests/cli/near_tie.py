@@ -84,6 +84,11 @@ def main():
     p = matrix["predictor"]
     if p["m_star"] != 0.0 or p["flip_steps"] != 1 or p["recall"] != 1.0:
         fail("the predictor: %s" % p)
+    held = matrix["held_out_predictor"]
+    if held["cells_with_flips"] != 1 or held["enough_cells"] or held["recall"] is not None or held["cells"][0]["m_star"] is not None:
+        fail("held out: one cell flips, so there is no held-out recall: %s" % held)
+    if "not enough cells to hold one out" not in open(os.path.join(matrix_dir, "sensitivity.html"), encoding="utf-8").read():
+        fail("sensitivity.html does not say there are not enough cells to hold one out")
     if not result["cell_logit_margin"] <= p["noise_floor_logit_margin"]:
         fail("the flip's margin %g is not within the noise floor %g" % (result["cell_logit_margin"], p["noise_floor_logit_margin"]))
 

@@ -2,7 +2,11 @@
 # token changed, checked on its pixels (tests/cli/scripts/report_screenshot.py): the rendered page
 # names the run in its verdict section; the whole-page screenshot is not blank, shows the verdict
 # on the first screen, is not cut (every section heading and the last element have ink), and every
-# chart shows both axes along their whole length. Negative controls show each check can fail.
+# chart shows both axes along their whole length. In the same test, one more Chromium start renders
+# `genrepro sensitivity --compare`'s sensitivity.html of three cells made from the same runs
+# (identical, one changed token, a dropped run, nudged entropies): a heatmap square for every run
+# in every cell, the four class colours, not blank, not cut, both charts with their axes.
+# Negative controls show each check can fail.
 # CI installs Chromium (scripts/setup.sh --tests with CI=true) and there the test fails without
 # it; elsewhere it is skipped (exit 77, reason printed) when Chromium or python3-pil is missing.
 add_test(NAME cli.report.chromium_screenshot

@@ -111,8 +111,9 @@ def main():
     check_matrix(matrix, evidence, failures, "sensitivity")
     if len(matrix["runs"]) != 3:
         failures.append(f"{len(matrix['runs'])} runs in the matrix; the experiment has 3")
-    if not os.path.exists(os.path.join(out, "sensitivity.md")):
-        failures.append("no sensitivity.md")
+    for page in ("sensitivity.md", "sensitivity.html"):
+        if not os.path.exists(os.path.join(out, page)):
+            failures.append("no " + page)
 
     # The same matrix from the evidence files alone.
     files = [c["evidence"] for c in matrix["cells"]]

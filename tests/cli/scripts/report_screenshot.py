@@ -21,6 +21,14 @@ exactly that run differs. Chromium renders the whole page (the window as tall as
      lowest value may cover an x axis), so a chart clipped on any side, or drawn without axes,
      fails.
 
+The same session renders the sensitivity page (`genrepro sensitivity --compare`, docs/sensitivity.md)
+of three cells made from the same evidence: the golden, the changed copy (its greedy run diverges at
+new token 6) and a copy with one run dropped (missing) and some steps' entropy nudged (same tokens,
+different bits). One more Chromium start, not two: the DOM and the screenshot come from one run in
+a window taller than the page, cut to the page's height. Its DOM has a heatmap cell (<title>) for
+every run in every cell; its screenshot passes checks 2, 4 and 5, and its heatmap shows the four
+class colours (harness/report/sensitivity_page.cpp) in the heatmap's box.
+
 Each check is also shown to fail: the screenshot made blank, its lower third erased, each chart's
 right fifth erased, or the axes repainted in the gridlines' light grey must fail the check it
 breaks (--no-controls leaves these out).
@@ -116,6 +124,23 @@ def control_axes_missing(img, geometry, Image):
 CONTROLS = [("blank", control_blank, "blank"), ("cut", control_cut, "cut"),
             ("chart clipped", control_chart_clipped, "axes"), ("axes missing", control_axes_missing, "axes")]
 
+# The heatmap's class colours (harness/report/sensitivity_page.cpp, class_color).
+CLASS_RGB = {"identical": (0x00, 0x9E, 0x73), "same_tokens": (0xF0, 0xE4, 0x42), "diverged": (0xD5, 0x5E, 0x00),
+             "missing": (0xBB, 0xBB, 0xBB)}
+HEATMAP_TITLE = "Every run in every cell, against the reference"
+# The sensitivity page of 22 runs is ~2,600 px tall: the window is this tall so that one run gives
+# both the DOM and a screenshot of the whole page.
+SENSITIVITY_WINDOW = 6000
+
+
+def control_diverged_repainted(img, geometry, Image):
+    """The heatmap's diverged cells painted in the identical colour."""
+    import numpy
+    pixels = numpy.array(img)
+    mask = numpy.all(pixels == CLASS_RGB["diverged"], axis=2)
+    pixels[mask] = CLASS_RGB["identical"]
+    return Image.fromarray(pixels)
+
 
 def fail(msg):
     sys.stderr.write("FAIL: " + msg + "\n")
@@ -159,7 +184,7 @@ def change_sixth_token(binary, run):
 
 
 def pooled_fixture_evidence(binary, golden_dir, mutated_run):
-    """Every golden/fixture run in one evidence document; `mutated_run`'s 6th token changed."""
+    """Every golden/fixture run in one evidence document; `mutated_run`'s 6th token changed (None: none)."""
     files = sorted(glob.glob(os.path.join(golden_dir, "*.json")))
     doc = None
     for path in files:
@@ -170,7 +195,8 @@ def pooled_fixture_evidence(binary, golden_dir, mutated_run):
         else:
             doc["runs"] += part["runs"]
             doc["experiments"] += part["experiments"]
-    change_sixth_token(binary, next(r for r in doc["runs"] if r["id"] == mutated_run))
+    if mutated_run is not None:
+        change_sixth_token(binary, next(r for r in doc["runs"] if r["id"] == mutated_run))
     return doc
 
 
@@ -189,6 +215,13 @@ class Chromium:
 
     def dom(self, page):
         return self._run(FIRST_SCREEN, "--dump-dom", "file://" + page).stdout.decode("utf-8", "replace")
+
+    def dom_and_screenshot(self, page, height, png):
+        """One run: the DOM and a screenshot of the window (`height` tall)."""
+        r = self._run(height, "--dump-dom", "--screenshot=" + png, "file://" + page)
+        if not os.path.exists(png):
+            fail("chromium wrote no screenshot of %s: %s" % (page, r.stderr.decode("utf-8", "replace")[-2000:]))
+        return r.stdout.decode("utf-8", "replace")
 
     def screenshot(self, page, height, png):
         r = self._run(height, "--screenshot=" + png, "file://" + page)
@@ -278,7 +311,22 @@ def ink_share(img, box):
     return 1 - white / float(region.width * region.height)
 
 
-def problems_of(img, geometry, Image, ImageChops):
+def heatmap_problems(img, geometry):
+    """The heatmap's box shows every class's colour."""
+    import numpy
+    heatmaps = [c for c in geometry["charts"] if c["title"] == HEATMAP_TITLE]
+    if len(heatmaps) != 1:
+        return [("classes", "%d heatmaps titled %r on the page" % (len(heatmaps), HEATMAP_TITLE))]
+    b = heatmaps[0]["box"]
+    region = numpy.asarray(img.crop((int(b["x"]), int(b["y"]), int(b["x"] + b["w"]), int(b["y"] + b["h"]))))
+    found = []
+    for name, rgb in CLASS_RGB.items():
+        if not numpy.all(region == rgb, axis=2).any():
+            found.append(("classes", "the heatmap shows no %s cell (%s)" % (name, "#%02x%02x%02x" % rgb)))
+    return found
+
+
+def problems_of(img, geometry, Image, ImageChops, verdict=True):
     """Every check of the module docstring (2 to 5) on one screenshot: a list of (kind, message)."""
     found = []
     if (img.width, img.height) != (WIDTH, geometry["height"]):
@@ -297,7 +345,7 @@ def problems_of(img, geometry, Image, ImageChops):
         found.append(("blank", "the page looks blank: %d colours, %.1f%% non-white" % (colours, 100 * share)))
         return found
     top = img.crop((0, 0, WIDTH, FIRST_SCREEN))
-    if not any(c == DIFF_CELL_RGB for _, c in top.getcolors(1 << 24)):
+    if verdict and not any(c == DIFF_CELL_RGB for _, c in top.getcolors(1 << 24)):
         found.append(("verdict", "the verdict's highlighted cells are not on the first screen"))
     for h in geometry["headings"]:
         if ink_share(img, h) < 0.01:
@@ -322,6 +370,81 @@ def problems_of(img, geometry, Image, ImageChops):
             if problem:
                 found.append(("axes", "chart %r: %s" % (chart["title"], problem)))
     return found
+
+
+def sensitivity_cells(golden_doc, changed_path, scratch):
+    """Three evidence files for `sensitivity --compare`: the golden runs pooled, the changed copy,
+    and a copy with its last run dropped and every third run's first-step entropy raised by 1e-6."""
+    golden = os.path.join(scratch, "golden.json")
+    with open(golden, "w") as f:
+        json.dump(golden_doc, f)
+    partial_doc = json.loads(json.dumps(golden_doc))
+    dropped = partial_doc["runs"].pop()["id"]
+    nudged = []
+    for i, run in enumerate(partial_doc["runs"]):
+        if i % 3 == 1 and run["steps"]:
+            run["steps"][0]["entropy"] += 1e-6  # added, not scaled: an entropy of 0 scaled stays 0
+            nudged.append(run["id"])
+    partial = os.path.join(scratch, "partial.json")
+    with open(partial, "w") as f:
+        json.dump(partial_doc, f)
+    return [golden, changed_path, partial], dropped, nudged
+
+
+def check_sensitivity_page(a, browser, scratch, changed_path, Image, ImageChops):
+    golden_doc = pooled_fixture_evidence(a.binary, a.golden, None)
+    files, dropped, nudged = sensitivity_cells(golden_doc, changed_path, scratch)
+    out = os.path.join(scratch, "sens")
+    r = subprocess.run([a.binary, "sensitivity", "--compare", *files, "--out", out], capture_output=True, timeout=TIMEOUT_S)
+    if r.returncode != 0:
+        fail("genrepro sensitivity --compare: exit %d: %s" % (r.returncode, r.stderr.decode()))
+    with open(os.path.join(out, "sensitivity.json")) as f:
+        matrix = json.load(f)
+    classes = {(run["id"], cell): v["class"] for run in matrix["runs"] for cell, v in run["cells"].items()}
+    expected = {("golden", "identical"), ("mutated", "diverged"), ("partial", "same_tokens"), ("partial", "missing")}
+    seen = {(cell, cls) for (_, cell), cls in classes.items()}
+    if not expected <= seen or classes[(dropped, "partial")] != "missing" or any(classes[(n, "partial")] != "same_tokens" for n in nudged):
+        fail("sensitivity.json: the planted classes are not what it says: %s" % sorted(seen))
+    page = os.path.join(out, "sensitivity.html")
+    measured = with_additions(page, "measured.html", body_end=GEOMETRY_SCRIPT.replace(
+        "height: document.documentElement.scrollHeight,",
+        "height: Math.ceil(document.body.getBoundingClientRect().bottom + scrollY + "
+        "parseFloat(getComputedStyle(document.body).marginBottom)),"))
+    png = os.path.join(scratch, "sensitivity.png")
+    dom = browser.dom_and_screenshot(measured, SENSITIVITY_WINDOW, png)
+    geometry = geometry_of(dom)
+    if geometry["width"] > WIDTH or not 0 < geometry["height"] <= SENSITIVITY_WINDOW:
+        fail("the sensitivity page is %dx%d px; this test renders it in a %dx%d window" %
+             (geometry["width"], geometry["height"], WIDTH, SENSITIVITY_WINDOW))
+    m = re.search(r"<svg[^>]*>\s*<title>%s</title>(.*?)</svg>" % re.escape(HEATMAP_TITLE), dom, re.S)
+    if not m:
+        fail("the rendered sensitivity page has no heatmap titled %r" % HEATMAP_TITLE)
+    for run in matrix["runs"]:
+        for cell in run["cells"]:
+            tip = "<title>%s in %s" % (html.escape(run["id"], quote=False), html.escape(cell, quote=False))
+            if m.group(1).count(tip) != 1:
+                fail("the heatmap has %d cells for run %r in cell %r, expected 1" % (m.group(1).count(tip), run["id"], cell))
+    if len(geometry["charts"]) != 2:
+        fail("the sensitivity page has %d charts, expected the heatmap and the survival curves" % len(geometry["charts"]))
+    img = Image.open(png).convert("RGB").crop((0, 0, WIDTH, geometry["height"]))
+    if a.keep:
+        img.save(os.path.splitext(a.keep)[0] + "-sensitivity.png")
+    problems = problems_of(img, geometry, Image, ImageChops, verdict=False) + heatmap_problems(img, geometry)
+    if problems:
+        fail("the screenshot of the sensitivity page: " + "; ".join(msg for _, msg in problems))
+    print("sensitivity page %dx%d: %d runs x %d cells in the heatmap, the four class colours, %d section headings and "
+          "the last element drawn, %d charts with both axes" % (WIDTH, geometry["height"], len(matrix["runs"]),
+                                                                 len(matrix["cells"]), len(geometry["headings"]),
+                                                                 len(geometry["charts"])))
+    if a.no_controls:
+        return
+    controls = CONTROLS + [("diverged repainted", control_diverged_repainted, "classes")]
+    for name, broken, kind in controls:
+        shot = broken(img, geometry, Image)
+        found = problems_of(shot, geometry, Image, ImageChops, verdict=False) + heatmap_problems(shot, geometry)
+        if not any(k == kind for k, _ in found):
+            fail("sensitivity control %r: the %r check did not fail; found: %s" % (name, kind, found or "nothing"))
+        print("sensitivity control %r: fails as it must: %s" % (name, next(msg for k, msg in found if k == kind)))
 
 
 def main():
@@ -392,6 +515,8 @@ def main():
                 if not any(k == kind for k, _ in found):
                     fail("control %r: the %r check did not fail; found: %s" % (name, kind, found or "nothing"))
                 print("control %r: fails as it must: %s" % (name, next(m for k, m in found if k == kind)))
+
+        check_sensitivity_page(a, browser, scratch, evidence, Image, ImageChops)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

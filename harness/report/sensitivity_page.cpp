@@ -1,0 +1,248 @@
+#include "report/sensitivity_page.hpp"
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/significant_digits.hpp"
+
+namespace genrepro {
+
+namespace {
+
+constexpr std::size_t kSensColumnLabelFits = 26;  // report_svg.cpp's column labels
+
+std::string sens_page_percent(std::size_t part, std::size_t whole) {
+  if (whole == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * double(part) / double(whole));
+  return buf;
+}
+
+std::string sens_page_axes(const std::map<std::string, std::string>& axes) {
+  std::string s;
+  for (const auto& [k, v] : axes) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s.empty() ? "-" : s;
+}
+
+std::string sens_page_optional(const std::optional<double>& v) { return v ? three_digits(*v) : "-"; }
+
+// A column's label: the cell's name when it fits; else what the cell changed (one factor at a
+// time: "threads=2"), "reference" for the reference; the tooltip always has the whole name.
+std::string sens_column_label(const SensitivityMatrix& m, std::size_t c) {
+  const std::string& name = m.cells[c].name;
+  if (name.size() <= kSensColumnLabelFits) return name;
+  if (c == m.reference) return "reference";
+  for (const AxisEffect& a : m.attribution)
+    if (a.cell == name) return a.axis + "=" + a.value;
+  return name;
+}
+
+std::string sens_cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::size_t c) {
+  const RunVsReference& r = m.runs[run][c];
+  std::string t = m.run_ids[run] + " in " + m.cells[c].name + (c == m.reference ? " (the reference)" : "") + ": ";
+  switch (r.cls) {
+    case CellClass::identical: return t + "identical";
+    case CellClass::same_tokens:
+      return t + "same tokens, different bits (largest |Δ probability| " + three_digits(r.max_prob_delta) + ", |Δ logit margin| " +
+             three_digits(r.max_logit_margin_delta) + ")";
+    case CellClass::diverged:
+      return t + "diverged at new token " + std::to_string(r.diverged_at + 1) + " (logit margin: reference " +
+             three_digits(r.reference_logit_margin) + ", this cell " + three_digits(r.cell_logit_margin) + "; its pick " +
+             (r.rank_in_reference ? "was the reference's rank " + std::to_string(*r.rank_in_reference) : std::string("not among the reference's candidates")) +
+             ")";
+    case CellClass::missing: return t + "missing (the cell has no run with this id)";
+  }
+  return t;
+}
+
+ReportBlock sens_block(ReportBlock::Kind kind, const std::string& text, int level = 2) {
+  ReportBlock b;
+  b.kind = kind;
+  b.text = text;
+  b.level = level;
+  return b;
+}
+
+ReportBlock sens_table(std::vector<std::string> header, std::vector<bool> numeric, std::vector<std::vector<std::string>> rows) {
+  ReportBlock b;
+  b.kind = ReportBlock::Kind::table;
+  b.table.header = std::move(header);
+  b.table.numeric = std::move(numeric);
+  b.table.rows = std::move(rows);
+  return b;
+}
+
+ReportBlock sens_figure(const std::string& file, const std::string& svg, const std::string& caption) {
+  ReportBlock b;
+  b.kind = ReportBlock::Kind::figure;
+  b.figure.file = file;
+  b.figure.svg = svg;
+  b.figure.caption = caption;
+  return b;
+}
+
+void sens_add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+  const std::size_t n = m.run_ids.size();
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    const CellSummary& s = m.summaries[c];
+    const auto& core = m.cells[c].evidence.evidence.environment.blas.core;
+    rows.push_back({m.cells[c].name + (c == m.reference ? " (reference)" : ""), sens_page_axes(m.cells[c].axes), core ? *core : "-",
+                    sens_page_percent(s.identical, n), sens_page_percent(s.same_tokens, n), sens_page_percent(s.diverged, n),
+                    std::to_string(s.missing)});
+  }
+  blocks.push_back(sens_block(ReportBlock::Kind::heading, "Classes per cell"));
+  blocks.push_back(sens_table({"cell", "axes", "BLAS kernel", "identical", "same tokens", "diverged", "missing"},
+                              {false, false, false, true, true, true, true}, rows));
+}
+
+void sens_add_attribution(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+  blocks.push_back(sens_block(ReportBlock::Kind::heading, "One factor at a time"));
+  if (m.attribution.empty()) {
+    blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
+                                "No cell differs from the reference in exactly one axis, so no axis can be blamed alone."));
+    return;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const AxisEffect& a : m.attribution)
+    rows.push_back({a.axis, a.value, a.cell, std::to_string(a.runs), std::to_string(a.same_tokens), std::to_string(a.diverged)});
+  blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
+                              "Each cell that changed exactly one axis from the reference: how many of its runs that axis, "
+                              "changed alone, turned into same tokens or diverged."));
+  blocks.push_back(sens_table({"axis", "value", "cell", "runs", "same tokens", "diverged"}, {false, false, false, true, true, true}, rows));
+}
+
+void sens_add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+  const MarginPredictor& p = m.predictor;
+  blocks.push_back(sens_block(ReportBlock::Kind::heading, "The margin that predicts a flip"));
+  if (!p.m_star) {
+    blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
+                                "No run diverged in any cell: there is no flip to predict. The largest |Δ logit margin| on matched "
+                                "steps (the noise floor) was " + three_digits(p.noise_floor) + "."));
+    return;
+  }
+  blocks.push_back(sens_table(
+      {"figure", "value"}, {false, true},
+      {{"flips ((run, cell) divergences)", std::to_string(p.flips)},
+       {"reference steps where some cell flipped", std::to_string(p.flip_steps) + " of " + std::to_string(p.steps)},
+       {"noise floor (largest |Δ logit margin| on matched steps)", three_digits(p.noise_floor)},
+       {"m* (the largest reference logit margin at a flip)", three_digits(*p.m_star)},
+       {"steps flagged by \"logit margin <= m*\" (share)", std::to_string(p.flagged) + " (" + sens_page_percent(p.flagged, p.steps) + ")"},
+       {"MarginGate (2026): trigger rate that restores determinism", "15-50 %"},
+       {"precision (flagged steps that flipped)", three_digits(p.precision())},
+       {"recall on the cells it was fitted to (1 by construction)", three_digits(p.recall())}}));
+  blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
+                              "m* is fitted to these cells, so its recall on them is 1 by construction; the next section judges "
+                              "it on cells it was not fitted to."));
+}
+
+void sens_add_held_out(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+  const HeldOutPredictor& h = m.held_out;
+  blocks.push_back(sens_block(ReportBlock::Kind::heading, "The predictor on held-out cells"));
+  blocks.push_back(sens_block(ReportBlock::Kind::paragraph, held_out_summary(h)));
+  if (!h.enough()) return;
+  std::vector<std::vector<std::string>> rows;
+  for (const HeldOutCell& c : h.cells)
+    rows.push_back({c.cell, sens_page_optional(c.m_star), std::to_string(c.flips), std::to_string(c.caught), sens_page_optional(c.recall()),
+                    std::to_string(c.flagged) + " of " + std::to_string(c.steps) + " (" + sens_page_percent(c.flagged, c.steps) + ")",
+                    sens_page_optional(c.precision())});
+  blocks.push_back(sens_table({"held-out cell", "m* without it", "flips", "caught", "recall", "flagged steps", "precision"},
+                              {false, true, true, true, true, true, true}, rows));
+}
+
+}  // namespace
+
+const char* class_color(CellClass c) {
+  switch (c) {
+    case CellClass::identical: return "#009e73";
+    case CellClass::same_tokens: return "#f0e442";
+    case CellClass::diverged: return "#d55e00";
+    case CellClass::missing: return "#bbbbbb";
+  }
+  return "#ffffff";
+}
+
+HeatmapSpec sensitivity_heatmap(const SensitivityMatrix& m) {
+  HeatmapSpec h;
+  h.title = "Every run in every cell, against the reference";
+  for (std::size_t c = 0; c < m.cells.size(); ++c) h.columns.push_back(sens_column_label(m, c));
+  const Evidence& ref = m.cells[m.reference].evidence.evidence;
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    // Under its experiment's heading a run's id need not repeat the experiment ("greedy/p0/..." -> "p0/...").
+    const std::string& experiment = ref.runs[i].experiment;
+    const std::string& id = m.run_ids[i];
+    const bool prefixed = !experiment.empty() && id.size() > experiment.size() + 1 && id.compare(0, experiment.size() + 1, experiment + "/") == 0;
+    h.rows.push_back(prefixed ? id.substr(experiment.size() + 1) : id);
+    h.row_groups.push_back("experiment " + experiment);
+    std::vector<HeatmapCell> row;
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+      const RunVsReference& r = m.runs[i][c];
+      row.push_back({class_color(r.cls), r.cls == CellClass::diverged ? std::to_string(r.diverged_at + 1) : "", sens_cell_tooltip(m, i, c)});
+    }
+    h.cells.push_back(std::move(row));
+  }
+  h.legend = {{"identical", class_color(CellClass::identical)},
+              {"same tokens, different bits", class_color(CellClass::same_tokens)},
+              {"diverged (N: at new token N)", class_color(CellClass::diverged)},
+              {"missing", class_color(CellClass::missing)}};
+  return h;
+}
+
+LineChartSpec sensitivity_survival_chart(const SensitivityMatrix& m) {
+  LineChartSpec chart;
+  chart.title = "Survival: runs still agreeing with the reference";
+  chart.x_label = "new tokens t";
+  chart.y_label = "share of runs agreeing";
+  chart.fixed_y = true;
+  chart.y_min = 0;
+  chart.y_max = 1;
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    LineSeries s;
+    s.label = m.cells[c].name + (c == m.reference ? " (reference)" : "");
+    const std::vector<double>& y = m.summaries[c].survival;
+    // A step function: the share holds from one new token to the next and drops at a divergence.
+    for (std::size_t t = 0; t < y.size(); ++t) {
+      if (t > 0) {
+        s.x.push_back(double(t));
+        s.y.push_back(y[t - 1]);
+      }
+      s.x.push_back(double(t));
+      s.y.push_back(y[t]);
+    }
+    chart.series.push_back(std::move(s));
+  }
+  return chart;
+}
+
+ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
+  ReportContent page;
+  page.title = "Numerics sensitivity";
+  std::vector<ReportBlock>& b = page.blocks;
+  b.push_back(sens_block(ReportBlock::Kind::paragraph,
+                         std::to_string(m.run_ids.size()) + " runs in " + std::to_string(m.cells.size()) +
+                             " cells, each against the same run of the reference cell " + m.cells[m.reference].name +
+                             ". identical: every recorded value equal bit for bit; same tokens: the same ids, some recorded "
+                             "probability different; diverged: a different token at the new token named; missing: the cell has no "
+                             "run with that id (docs/sensitivity.md)."));
+  b.push_back(sens_block(ReportBlock::Kind::contents, ""));
+  b.push_back(sens_block(ReportBlock::Kind::heading, "Runs by cells"));
+  b.push_back(sens_figure("sensitivity-heatmap.svg", svg_heatmap(sensitivity_heatmap(m)),
+                          "One row per run (grouped by experiment), one column per cell; the colour is the run's class in that "
+                          "cell, and a diverged cell names the new token where it parted. Hover a cell for its margins."));
+  b.push_back(sens_block(ReportBlock::Kind::heading, "Survival"));
+  b.push_back(sens_figure("sensitivity-survival.svg", svg_line_chart(sensitivity_survival_chart(m)),
+                          "Per cell, the share of its runs whose tokens still agree with the reference after t new tokens. A "
+                          "line at 1 throughout is a cell where no run diverged (such lines lie on each other)."));
+  sens_add_class_shares(m, b);
+  sens_add_attribution(m, b);
+  sens_add_predictor(m, b);
+  sens_add_held_out(m, b);
+  assign_anchors(page);
+  return page;
+}
+
+std::string sensitivity_html(const SensitivityMatrix& m) { return render_html(sensitivity_page_content(m)); }
+
+}  // namespace genrepro
