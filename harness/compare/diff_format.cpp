@@ -201,7 +201,9 @@ OrderedJson run_json(const RunDiff& r) {
           {"params", differences_json(r.params)},
           {"differences", differences_json(r.fields)},
           {"difference_count", r.field_difference_count},
-          {"max_prob_difference", r.max_prob_difference}};
+          {"max_prob_difference", r.max_prob_difference},
+          {"logits_identical", optional_json(r.logits_identical)},
+          {"logits_first_difference_step", optional_json(r.logits_first_difference_step)}};
 }
 
 }  // namespace
@@ -216,6 +218,11 @@ std::string diff_summary_line(const EvidenceDiff& diff) {
   if (!diff.pairs.empty())
     s += "; " + std::to_string(diff.pairs.size()) + " paired across a parameter change (other ids: not a pass)";
   s += "; " + std::to_string(diff.missing.size()) + " missing, " + std::to_string(diff.extra.size()) + " extra";
+  // Issue 22: said only when it tells something the counts do not: runs that agree within the
+  // tolerance on logits that were not bit-identical (another kernel, thread split or batch).
+  const std::size_t not_bit_identical = diff.agreeing_with_other_logits();
+  if (not_bit_identical)
+    s += "; " + std::to_string(not_bit_identical) + " of the agreeing runs with logits not bit-identical (logits digests)";
   s += "; prob tolerance " + show_delta(diff.prob_tolerance);
   return s;
 }

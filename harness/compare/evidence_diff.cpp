@@ -201,6 +201,12 @@ std::size_t EvidenceDiff::count(Verdict v) const {
   return static_cast<std::size_t>(std::count_if(runs.begin(), runs.end(), [v](const RunDiff& r) { return r.verdict == v; }));
 }
 
+std::size_t EvidenceDiff::agreeing_with_other_logits() const {
+  return static_cast<std::size_t>(std::count_if(runs.begin(), runs.end(), [](const RunDiff& r) {
+    return r.verdict == Verdict::agree && r.logits_identical == false;
+  }));
+}
+
 EvidenceDiff diff_evidence(const std::vector<EvidenceFile>& golden, const EvidenceFile& current, const EvidenceDiffOptions& options) {
   check_tolerance(options.prob_tolerance);
   EvidenceDiff diff;

@@ -79,6 +79,13 @@ struct RunDiff {
   std::vector<ValueDifference> fields;   // differing output fields, in order, capped (kMaxListedFields)
   std::size_t field_difference_count = 0;  // all of them, listed or not
   double max_prob_difference = 0;  // largest |Δ| of any compared probability (steps up to the divergence)
+  // Issue 22, beside the verdict and never part of it: whether the two runs' logits were
+  // bit-identical at every step, by the steps' logits digests. true: every step's digest equal and
+  // as many steps on both sides; false: logits_first_difference_step is the first step whose
+  // digests differ (or, when all shared steps agree, the first step only one run has); empty: a run
+  // records no digests, or the two runs' digests name other algorithms (not comparable).
+  std::optional<bool> logits_identical;
+  std::optional<int64_t> logits_first_difference_step;
 };
 
 // How many differing fields a RunDiff lists (the count is always complete).
@@ -137,6 +144,8 @@ struct EvidenceDiff {
 
   std::size_t differing() const;
   std::size_t count(Verdict v) const;
+  // Runs that agree within the tolerance whose logits digests say the logits were not bit-identical.
+  std::size_t agreeing_with_other_logits() const;
   bool agree() const { return differing() == 0 && missing.empty() && extra.empty() && pairs.empty(); }
 };
 

@@ -9,6 +9,7 @@
 #include "compare/diff_format.hpp"
 #include "compare/evidence_diff.hpp"
 #include "compare/compared_params.hpp"
+#include "evidence/logits_digest.hpp"
 
 namespace genrepro {
 
@@ -459,11 +460,32 @@ class RunComparer {
   std::set<std::string> differing_params_;
 };
 
+// Issue 22: the logits digests step by step, apart from the comparison above (the gate's verdict
+// stays tolerance-based). Both runs were checked when read: a run has digests at all its steps or
+// at none.
+void compare_logits_digests(const std::vector<StepRecord>& g, const std::vector<StepRecord>& n, RunDiff& out) {
+  const auto has_digests = [](const std::vector<StepRecord>& steps) {
+    return !steps.empty() && steps.front().logits_digest.has_value();
+  };
+  if (!has_digests(g) || !has_digests(n)) return;
+  if (logits_digest_algorithm(*g.front().logits_digest) != logits_digest_algorithm(*n.front().logits_digest)) return;
+  const std::size_t common = std::min(g.size(), n.size());
+  for (std::size_t k = 0; k < common; ++k) {
+    if (g[k].logits_digest == n[k].logits_digest) continue;
+    out.logits_identical = false;
+    out.logits_first_difference_step = static_cast<int64_t>(k);
+    return;
+  }
+  out.logits_identical = g.size() == n.size();
+  if (!*out.logits_identical) out.logits_first_difference_step = static_cast<int64_t>(common);
+}
+
 }  // namespace
 
 RunDiff diff_run(const RunRecord& golden, const RunRecord& current, double prob_tolerance) {
   RunDiff out;
   RunComparer(golden, current, prob_tolerance, out).compare();
+  compare_logits_digests(golden.result.steps, current.result.steps, out);
   return out;
 }
 

@@ -85,12 +85,17 @@ void GenerationRun::check_stop() {
 void GenerationRun::advance(const torch::Tensor& model_logits) {
   const torch::Tensor logits = model_logits.to(torch::kFloat32);
   check_logits_finite(logits, static_cast<int64_t>(result_.steps.size()));
-  if (framework_) return advance_framework(logits);
+  // Issue 22: the model's whole row, before temperature and any filter or penalty sees it (the
+  // batched decoder hands each run its own row of the batch, the cache and recompute paths theirs).
+  std::string digest = logits_row_digest(logits);
+  if (framework_) return advance_framework(logits, std::move(digest));
   const torch::Tensor probs = final_distribution(logits, greedy_, chain_);
   const StepInputs in{logits, probs, greedy_, table_temperature(params_.sampling), params_.top_candidates};
 
   if (params_.max_new_tokens == 0) {  // record the first prediction, pick nothing
-    result_.steps.push_back(describe_step(in, std::nullopt, token_text_));
+    StepRecord record = describe_step(in, std::nullopt, token_text_);
+    record.logits_digest = std::move(digest);
+    result_.steps.push_back(std::move(record));
     result_.stop_reason = StopReason::max_new_tokens;
     finished_ = true;
     return;
@@ -100,6 +105,7 @@ void GenerationRun::advance(const torch::Tensor& model_logits) {
   const int64_t next_id = greedy_ ? pick_greedy(logits) : picker_->pick(probs);
   StepRecord record = describe_step(in, next_id, token_text_);
   record.step = static_cast<int64_t>(result_.steps.size());
+  record.logits_digest = std::move(digest);
   result_.steps.push_back(std::move(record));
   ids_.push_back(next_id);  // ids = torch.cat([ids, next_id.reshape(1, 1)], dim=1)
   result_.output_ids.push_back(next_id);
@@ -115,7 +121,7 @@ void GenerationRun::advance(const torch::Tensor& model_logits) {
 
 // The same loop with a framework's chain: it reads the history and picks (llama.cpp's dist is a
 // stage of its chain), and the step lists every stage with its kept-set count.
-void GenerationRun::advance_framework(const torch::Tensor& logits) {
+void GenerationRun::advance_framework(const torch::Tensor& logits, std::string digest) {
   const bool first_prediction_only = params_.max_new_tokens == 0;
   const ChainHistory history{ids_, static_cast<int64_t>(result_.prompt_ids.size()), eos_token_id_};
   FrameworkStep chosen = framework_->step(logits, history, /*pick=*/!first_prediction_only);
@@ -126,6 +132,7 @@ void GenerationRun::advance_framework(const torch::Tensor& logits) {
   StepRecord record = describe_step(in, chosen.token, token_text_);
   record.stages = std::move(chosen.stages);
   record.step = static_cast<int64_t>(result_.steps.size());
+  record.logits_digest = std::move(digest);
   result_.steps.push_back(std::move(record));
   if (first_prediction_only) {
     result_.stop_reason = StopReason::max_new_tokens;

@@ -56,7 +56,7 @@ class GenerationRun {
 
  private:
   void check_stop();
-  void advance_framework(const torch::Tensor& logits);
+  void advance_framework(const torch::Tensor& logits, std::string digest);
 
   RunParams params_;
   int64_t eos_token_id_;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
+
+#include "evidence/logits_digest.hpp"
 
 namespace genrepro {
 
@@ -73,6 +76,13 @@ StepRecord describe_step(const StepInputs& in, std::optional<int64_t> chosen, co
     r.logit_margin = static_cast<double>(logit[best[0]]) - logit[best[1]];
   }
   return r;
+}
+
+std::string logits_row_digest(const torch::Tensor& logits) {
+  if (logits.dim() != 1 || logits.scalar_type() != torch::kFloat32)
+    throw std::logic_error("logits_row_digest: expected a [V] float32 row");
+  const torch::Tensor row = logits.contiguous();  // a batch's row is already contiguous: no copy
+  return logits_digest(row.data_ptr<float>(), static_cast<std::size_t>(row.numel()));
 }
 
 }  // namespace genrepro

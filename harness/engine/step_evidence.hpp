@@ -3,6 +3,7 @@
 // probabilities, the kept-set size, the top-N candidates, the rest mass, the margins, the entropy.
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <torch/torch.h>
 
@@ -23,5 +24,9 @@ struct StepInputs {
 // Fills every StepRecord field but `step`. `chosen` is empty only for max_new_tokens == 0.
 // Costs one softmax or two over V and a topk of N (no full sort).
 StepRecord describe_step(const StepInputs& in, std::optional<int64_t> chosen, const TokenText& token_text);
+
+// Issue 22: the step record's logits_digest (evidence/logits_digest.hpp) of a [V] float32 row,
+// all V values. The loop takes it of the model's row before anything else touches it.
+std::string logits_row_digest(const torch::Tensor& logits);
 
 }  // namespace genrepro

@@ -49,6 +49,8 @@ OrderedJson step_to_json(const StepRecord& s) {
     for (const StageKept& k : s.stages) stages.push_back({{"stage", k.stage}, {"kept", k.kept}});
     j["stages"] = std::move(stages);
   }
+  // Issue 22: last, so every key before it keeps its place; absent when the run predates it.
+  if (s.logits_digest) j["logits_digest"] = *s.logits_digest;
   return j;
 }
 

@@ -12,6 +12,7 @@
 
 #include "evidence/evidence.hpp"
 #include "evidence/json_number.hpp"
+#include "evidence/logits_digest.hpp"
 #include "spec/sampling_params.hpp"
 #include "util/errors.hpp"
 
@@ -268,6 +269,25 @@ void step_values_are_in_range(const StepRecord& s, const Context& c, const std::
           "a number from 0 to log(vocab_size) = " + show(max_entropy) + " nats");
 }
 
+// Issue 22: a digest names its algorithm and has its length; and a run records one at every step
+// or at none (the writer records them all; a run with some would let diff call logits identical
+// on the steps that kept theirs).
+void logits_digests_are_well_formed(const RunRecord& r, const Context& c, const std::string& at) {
+  const auto& steps = r.result.steps;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::string path = item(at + ".steps", k) + ".logits_digest";
+    if (steps[k].logits_digest) {
+      const std::string problem = logits_digest_problem(*steps[k].logits_digest);
+      if (!problem.empty()) violated(c.file, path, "found " + nlohmann::json(*steps[k].logits_digest).dump() + "; allowed: " + problem);
+    }
+    if (k > 0 && steps[k].logits_digest.has_value() != steps[0].logits_digest.has_value())
+      violated(c.file, path,
+               std::string(steps[k].logits_digest ? "present" : "missing") + "; allowed: " +
+                   (steps[0].logits_digest ? "a digest at every step, as steps[0] has" : "none, as steps[0] has none") +
+                   " (a run records the logits digest at every step or at none)");
+  }
+}
+
 void steps_are_in_range(const RunRecord& r, const Context& c, const std::string& at) {
   for (std::size_t k = 0; k < r.result.steps.size(); ++k) {
     const StepRecord& s = r.result.steps[k];
@@ -276,6 +296,7 @@ void steps_are_in_range(const RunRecord& r, const Context& c, const std::string&
     kept_is_a_count(s, r, c, path);
     candidates_are_all_there(s, r, c, path);
   }
+  logits_digests_are_well_formed(r, c, at);
 }
 
 void timing_is_a_duration(const RunRecord& r, const Context& c, const std::string& at) {

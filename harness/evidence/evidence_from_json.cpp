@@ -178,6 +178,9 @@ StepRecord step_from_json(const Fields& f, const OrderedJson& j, const std::stri
       s.stages.push_back({f.string(stages[i], at, "stage"), f.integer(stages[i], at, "kept")});
     }
   }
+  // Issue 22: optional (evidence from before it, or from other tools, has none); its form is
+  // checked with the values (evidence_checks.cpp).
+  if (j.is_object() && j.contains("logits_digest")) s.logits_digest = f.string(j, path, "logits_digest");
   return s;
 }
 

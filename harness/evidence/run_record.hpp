@@ -41,6 +41,10 @@ struct StepRecord {
   // Framework runs only (params.framework hf or llama.cpp): every stage that ran, in order, with
   // its kept-set count. Empty, and not written, for the article's chain.
   std::vector<StageKept> stages;
+  // Issue 22: "xxh64:<16 hex>" of the step's full float32 logits row as the model gave it, before
+  // temperature and filters (evidence/logits_digest.hpp). Equal digests: bit-identical logits.
+  // Always written by this build; empty in evidence from before it (or from other tools).
+  std::optional<std::string> logits_digest;
 };
 
 enum class StopReason { eos, max_new_tokens, context_full };

@@ -196,6 +196,9 @@ void expect_same_records(const GenerationResult& a, const GenerationResult& b, c
   for (size_t s = 0; s < a.steps.size(); ++s) {
     const StepRecord &x = a.steps[s], &y = b.steps[s];
     ASSERT_EQ(x.token_id, y.token_id) << what << " step " << s;
+    // Issue 22: a batch's row of logits is bit for bit the lone run's, so is its digest.
+    ASSERT_TRUE(x.logits_digest.has_value() && y.logits_digest.has_value()) << what << " step " << s;
+    ASSERT_EQ(*x.logits_digest, *y.logits_digest) << what << " step " << s;
     ASSERT_EQ(std::memcmp(&x.prob, &y.prob, sizeof x.prob), 0) << what << " step " << s;
     ASSERT_EQ(std::memcmp(&x.entropy, &y.entropy, sizeof x.entropy), 0) << what << " step " << s;
     ASSERT_EQ(x.kept, y.kept) << what << " step " << s;

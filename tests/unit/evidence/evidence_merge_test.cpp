@@ -88,6 +88,28 @@ TEST(EvidenceMerge, ThreeShardsGiveTheUnshardedEvidence) {
   EXPECT_EQ(evidence_text(merged), evidence_text(expected));
 }
 
+// Issue 22: each run's steps keep their logits digests through the files (a run is in exactly one
+// shard, so no two shards can hold the same run with other digests: that is refused as a run
+// given twice, RefusesMissingDuplicateAndForeignRuns).
+TEST(EvidenceMerge, ShardsKeepEachStepsLogitsDigest) {
+  Evidence all = unsharded();
+  for (RunRecord& r : all.runs) r.result.steps[0].logits_digest = "xxh64:" + std::string(15, '0') + "0123456789abcdef"[r.index % 16];
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "genrepro_merge_digests";
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> files;
+  for (int i = 1; i <= 2; ++i) {
+    files.push_back((dir / ("shard" + std::to_string(i) + ".json")).string());
+    write_evidence(files.back(), shard_of(all, {i, 2}, "2026-01-01T00:00:00Z"));
+  }
+  const Evidence merged = merge_evidence_files(files);
+  ASSERT_EQ(merged.runs.size(), all.runs.size());
+  for (std::size_t i = 0; i < all.runs.size(); ++i) {
+    ASSERT_TRUE(merged.runs[i].result.steps[0].logits_digest.has_value());
+    EXPECT_EQ(merged.runs[i].result.steps[0].logits_digest, all.runs[i].result.steps[0].logits_digest);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // Through the files, as `genrepro merge` does it: the merged file is the unsharded file, byte for
 // byte, apart from the volatile fields (the reader keeps numerics_env in the file's order).
 TEST(EvidenceMerge, ShardFilesMergeIntoTheUnshardedFile) {
