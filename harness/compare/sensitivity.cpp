@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "evidence/logits_digest.hpp"
 #include "evidence/value_text.hpp"
 #include "util/significant_digits.hpp"
 
@@ -46,11 +47,20 @@ std::optional<int64_t> rank_of(const StepRecord& reference, const std::optional<
   return std::nullopt;
 }
 
+// Both runs carry digests by the same algorithm (a run has them at every step or at none:
+// evidence_checks refuses anything else).
+bool digests_comparable(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
+  if (a.empty() || b.empty() || !a.front().logits_digest || !b.front().logits_digest) return false;
+  return logits_digest_algorithm(*a.front().logits_digest) == logits_digest_algorithm(*b.front().logits_digest);
+}
+
 RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
   RunVsReference r;
   const std::vector<StepRecord>& a = ref.result.steps;
   const std::vector<StepRecord>& b = cell.result.steps;
   bool exact = a.size() == b.size() && ref.result.stop_reason == cell.result.stop_reason;
+  const bool digests = digests_comparable(a, b);
+  bool logits_differ = false;
   const std::size_t shared = std::min(a.size(), b.size());
   for (std::size_t k = 0; k < shared; ++k) {
     if (a[k].token_id != b[k].token_id) {
@@ -66,6 +76,7 @@ RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
     r.max_prob_delta = std::max(r.max_prob_delta, prob_delta(a[k], b[k]));
     r.max_logit_margin_delta = std::max(r.max_logit_margin_delta, std::fabs(a[k].logit_margin - b[k].logit_margin));
     exact = exact && same_step(a[k], b[k]);
+    logits_differ = logits_differ || (digests && a[k].logits_digest != b[k].logits_digest);
   }
   if (a.size() != b.size()) {  // the same tokens, then one cell stopped and the other went on
     r.cls = CellClass::diverged;
@@ -75,7 +86,8 @@ RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
     r.reference_logit_margin = r.cell_logit_margin = last.logit_margin;
     return r;
   }
-  r.cls = exact ? CellClass::identical : CellClass::same_tokens;
+  r.logits = !digests ? LogitsCheck::not_recorded : logits_differ ? LogitsCheck::differ : LogitsCheck::equal;
+  r.cls = exact && !logits_differ ? CellClass::identical : CellClass::same_tokens;
   return r;
 }
 
@@ -85,7 +97,10 @@ CellSummary summarize(const SensitivityMatrix& m, std::size_t c) {
   for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
     const RunVsReference& r = m.runs[i][c];
     switch (r.cls) {
-      case CellClass::identical: ++s.identical; break;
+      case CellClass::identical:
+        ++s.identical;
+        s.identical_logits_equal += r.logits == LogitsCheck::equal;
+        break;
       case CellClass::same_tokens: ++s.same_tokens; break;
       case CellClass::diverged: ++s.diverged; break;
       case CellClass::missing: ++s.missing; break;
@@ -253,6 +268,15 @@ std::string held_out_summary(const HeldOutPredictor& h) {
   return o.str();
 }
 
+const char* to_string(LogitsCheck c) {
+  switch (c) {
+    case LogitsCheck::equal: return "equal";
+    case LogitsCheck::differ: return "differ";
+    case LogitsCheck::not_recorded: break;
+  }
+  return "not_recorded";
+}
+
 const char* to_string(CellClass c) {
   switch (c) {
     case CellClass::identical: return "identical";
@@ -302,7 +326,8 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
                      {"cpu_kernels", e.numerics && e.numerics->kernels ? OrderedJson(to_string(e.numerics->kernels->setting)) : OrderedJson(nullptr)},
                      {"numerics", e.numerics ? to_string(e.numerics->mode) : "reference"},
                      {"reference", c == m.reference},
-                     {"runs", {{"identical", s.identical}, {"same_tokens", s.same_tokens}, {"diverged", s.diverged}, {"missing", s.missing}}},
+                     {"runs", {{"identical", s.identical}, {"same_tokens", s.same_tokens}, {"diverged", s.diverged}, {"missing", s.missing},
+                               {"identical_logits_equal", s.identical_logits_equal}}},
                      {"survival", s.survival}});
   }
   OrderedJson runs = OrderedJson::array();
@@ -314,6 +339,7 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
       if (r.cls == CellClass::same_tokens || r.cls == CellClass::identical) {
         j["max_prob_delta"] = r.max_prob_delta;
         j["max_logit_margin_delta"] = r.max_logit_margin_delta;
+        j["logits"] = to_string(r.logits);
       }
       if (r.cls == CellClass::diverged) {
         j["new_token"] = r.diverged_at + 1;
@@ -376,16 +402,17 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
   const std::size_t n = m.run_ids.size();
   o << "# Numerics sensitivity\n\n"
     << n << " runs in " << m.cells.size() << " cells, each against the reference cell `" << md(m.cells[m.reference].name)
-    << "`. identical: every recorded value equal bit for bit; same tokens: the same ids, some recorded "
-       "probability different; diverged: a different token at the new token named. (docs/sensitivity.md)\n\n"
-    << "| cell | axes | BLAS kernel | identical | same tokens | diverged | missing |\n"
-    << "| --- | --- | --- | --- | --- | --- | --- |\n";
+    << "`. identical: every recorded value equal bit for bit, and the full logits too where both cells recorded "
+       "their digests (the column after it); same tokens: the same ids, some recorded value or the logits different; "
+       "diverged: a different token at the new token named. (docs/sensitivity.md)\n\n"
+    << "| cell | axes | BLAS kernel | identical | of which logits proven equal | same tokens | diverged | missing |\n"
+    << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
     const CellSummary& s = m.summaries[c];
     const auto& core = m.cells[c].evidence.evidence.environment.blas.core;
     o << "| " << md(m.cells[c].name) << (c == m.reference ? " (reference)" : "") << " | " << md(axes_text(m.cells[c].axes)) << " | "
-      << md(core ? *core : "-") << " | " << percent(s.identical, n) << " | " << percent(s.same_tokens, n) << " | "
-      << percent(s.diverged, n) << " | " << s.missing << " |\n";
+      << md(core ? *core : "-") << " | " << percent(s.identical, n) << " | " << s.identical_logits_equal << " | "
+      << percent(s.same_tokens, n) << " | " << percent(s.diverged, n) << " | " << s.missing << " |\n";
   }
   if (!m.attribution.empty()) {
     o << "\n## One factor at a time\n\n| axis | value | cell | runs | same tokens | diverged |\n| --- | --- | --- | --- | --- | --- |\n";

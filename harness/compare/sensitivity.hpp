@@ -6,9 +6,10 @@
 //
 // What the evidence can prove: it records, per step, the chosen token, its probabilities, the
 // top candidates' probabilities, the probability margin and the logit margin of the best two.
-// "identical" therefore means every recorded value equal, bit for bit; the full logits vector is
-// not in the evidence, so two cells whose logits differ only below the recorded candidates would
-// also be "identical". docs/sensitivity.md says so.
+// "identical" therefore means every recorded value equal, bit for bit, and, where both cells
+// recorded the per-step digest of the full float32 logits (steps[].logits_digest), every digest
+// equal: then it is proven bit for bit. Evidence without digests can only say the former
+// (LogitsCheck::not_recorded); docs/sensitivity.md says so.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -32,8 +33,18 @@ enum class CellClass { identical, same_tokens, diverged, missing };
 const char* to_string(CellClass c);  // "identical", "same_tokens", "diverged", "missing"
 
 // One run of one cell against the same run of the reference cell.
+// Whether the full logits were compared: both cells recorded a digest of every step's float32
+// logits (steps[].logits_digest, by the same algorithm) and the steps both ran were compared.
+enum class LogitsCheck { not_recorded, equal, differ };
+const char* to_string(LogitsCheck c);  // "not_recorded", "equal", "differ"
+
 struct RunVsReference {
   CellClass cls = CellClass::missing;
+  // identical and same_tokens: what the digests said over the shared steps. identical with
+  // logits equal is proven bit for bit; identical with not_recorded means every *recorded* value
+  // is equal (the logits below the listed candidates were not compared). A run whose recorded
+  // values all agree but whose digests differ is same_tokens, with logits differ.
+  LogitsCheck logits = LogitsCheck::not_recorded;
   // Over the steps both cells share before any divergence: the largest |difference| of a recorded
   // probability (prob, prob_t1, candidates' prob and prob_scaled, margin) and of logit_margin.
   double max_prob_delta = 0;
@@ -49,6 +60,7 @@ struct RunVsReference {
 
 struct CellSummary {
   std::size_t identical = 0, same_tokens = 0, diverged = 0, missing = 0;
+  std::size_t identical_logits_equal = 0;  // of `identical`: proven by the logits digests
   // survival[t]: share of the runs compared whose tokens still agree after t new tokens
   // (t = 0 .. the longest run); a run shorter than t that never diverged still counts as agreeing.
   std::vector<double> survival;

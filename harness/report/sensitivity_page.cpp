@@ -43,10 +43,12 @@ std::string sens_cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::
   const RunVsReference& r = m.runs[run][c];
   std::string t = m.run_ids[run] + " in " + m.cells[c].name + (c == m.reference ? " (the reference)" : "") + ": ";
   switch (r.cls) {
-    case CellClass::identical: return t + "identical";
+    case CellClass::identical:
+      return t + (r.logits == LogitsCheck::equal ? "identical, logits proven equal by their digests"
+                                                 : "identical in every recorded value (no logits digests to compare)");
     case CellClass::same_tokens:
       return t + "same tokens, different bits (largest |Δ probability| " + three_digits(r.max_prob_delta) + ", |Δ logit margin| " +
-             three_digits(r.max_logit_margin_delta) + ")";
+             three_digits(r.max_logit_margin_delta) + (r.logits == LogitsCheck::differ ? "; logits digests differ" : "") + ")";
     case CellClass::diverged:
       return t + "diverged at new token " + std::to_string(r.diverged_at + 1) + " (logit margin: reference " +
              three_digits(r.reference_logit_margin) + ", this cell " + three_digits(r.cell_logit_margin) + "; its pick " +
@@ -90,12 +92,12 @@ void sens_add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>&
     const CellSummary& s = m.summaries[c];
     const auto& core = m.cells[c].evidence.evidence.environment.blas.core;
     rows.push_back({m.cells[c].name + (c == m.reference ? " (reference)" : ""), sens_page_axes(m.cells[c].axes), core ? *core : "-",
-                    sens_page_percent(s.identical, n), sens_page_percent(s.same_tokens, n), sens_page_percent(s.diverged, n),
-                    std::to_string(s.missing)});
+                    sens_page_percent(s.identical, n), std::to_string(s.identical_logits_equal), sens_page_percent(s.same_tokens, n),
+                    sens_page_percent(s.diverged, n), std::to_string(s.missing)});
   }
   blocks.push_back(sens_block(ReportBlock::Kind::heading, "Classes per cell"));
-  blocks.push_back(sens_table({"cell", "axes", "BLAS kernel", "identical", "same tokens", "diverged", "missing"},
-                              {false, false, false, true, true, true, true}, rows));
+  blocks.push_back(sens_table({"cell", "axes", "BLAS kernel", "identical", "of which logits proven equal", "same tokens", "diverged", "missing"},
+                              {false, false, false, true, true, true, true, true}, rows));
 }
 
 void sens_add_attribution(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
@@ -223,8 +225,8 @@ ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
   b.push_back(sens_block(ReportBlock::Kind::paragraph,
                          std::to_string(m.run_ids.size()) + " runs in " + std::to_string(m.cells.size()) +
                              " cells, each against the same run of the reference cell " + m.cells[m.reference].name +
-                             ". identical: every recorded value equal bit for bit; same tokens: the same ids, some recorded "
-                             "probability different; diverged: a different token at the new token named; missing: the cell has no "
+                             ". identical: every recorded value equal bit for bit, and the full logits too where both cells "
+                             "recorded their digests; same tokens: the same ids, some recorded value or the logits different; diverged: a different token at the new token named; missing: the cell has no "
                              "run with that id (docs/sensitivity.md)."));
   b.push_back(sens_block(ReportBlock::Kind::contents, ""));
   b.push_back(sens_block(ReportBlock::Kind::heading, "Runs by cells"));

@@ -29,7 +29,7 @@ EXPERIMENT = {
     "record": {"top_candidates": 5},
 }
 CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference,tiled;batch=1"
-STEP_FIELDS = ["token_id", "prob", "prob_t1", "kept", "rest_mass", "margin", "logit_margin", "entropy", "top"]
+STEP_FIELDS = ["token_id", "prob", "prob_t1", "kept", "rest_mass", "margin", "logit_margin", "entropy", "top", "logits_digest"]
 
 
 def classify(ref, other):
@@ -42,6 +42,14 @@ def classify(ref, other):
         return "diverged", min(len(a), len(b)) + 1
     same = all(x.get(f) == y.get(f) for x, y in zip(a, b) for f in STEP_FIELDS) and ref["stop"] == other["stop"]
     return ("identical" if same else "same_tokens"), None
+
+
+def logits_check(ref, other):
+    """What the per-step float32 logits digests say over the steps both runs have."""
+    a, b = ref["steps"], other["steps"]
+    if not a or not b or "logits_digest" not in a[0] or "logits_digest" not in b[0]:
+        return "not_recorded"
+    return "equal" if all(x["logits_digest"] == y["logits_digest"] for x, y in zip(a, b)) else "differ"
 
 
 def load(path):
@@ -62,6 +70,12 @@ def check_matrix(matrix, evidence_by_cell, failures, label):
             found = (got["class"], got.get("new_token"))
             if found != expected:
                 failures.append(f"{label}: {run['id']} in {cell}: sensitivity.json says {found}, the evidence says {expected}")
+            if other is not None and got["class"] in ("identical", "same_tokens"):
+                want = logits_check(ref_runs[run["id"]], other)
+                if got.get("logits") != want:
+                    failures.append(f"{label}: {run['id']} in {cell}: logits {got.get('logits')}, the digests say {want}")
+                if want == "not_recorded":
+                    failures.append(f"{label}: {run['id']} in {cell}: this build records logits digests, the evidence has none")
 
 
 def main():

@@ -114,5 +114,54 @@ TEST(Sensitivity, NoFlipMeansNoThreshold) {
   EXPECT_NE(sensitivity_markdown(m).find("No run diverged in any cell"), std::string::npos);
 }
 
+// ---- the per-step logits digests (issue 22): "identical" is proven only where both cells have them ----
+
+std::vector<StepRecord> with_digests(std::vector<StepRecord> steps, const std::string& last_digit_of_step_1) {
+  for (std::size_t k = 0; k < steps.size(); ++k) steps[k].logits_digest = "xxh64:00000000000000" + std::string("0") + std::to_string(k);
+  steps[1].logits_digest = "xxh64:00000000000000" + last_digit_of_step_1 + "1";
+  return steps;
+}
+
+TEST(SensitivityLogits, DigestsDecideIdenticalWhereTheRecordedValuesCannot) {
+  const RunRecord ref = make_run("a", kGreedy, with_digests(greedy_steps(), "0"));
+  // Every recorded value equal to the reference's; only step 1's logits digest differs: the logits
+  // differ below the listed candidates.
+  const RunRecord below = make_run("a", kGreedy, with_digests(greedy_steps(), "f"));
+  const RunRecord same = make_run("a", kGreedy, with_digests(greedy_steps(), "0"));
+  const RunRecord unrecorded = make_run("a", kGreedy, greedy_steps());  // evidence from before the digests
+  std::vector<SensitivityCell> cells;
+  cells.push_back(cell("ref", "1", {ref}));
+  cells.push_back(cell("same", "2", {same}));
+  cells.push_back(cell("below", "3", {below}));
+  cells.push_back(cell("old", "4", {unrecorded}));
+  const SensitivityMatrix m = build_sensitivity(cells, 0);
+  EXPECT_EQ(m.runs[0][1].cls, CellClass::identical);
+  EXPECT_EQ(m.runs[0][1].logits, LogitsCheck::equal);
+  EXPECT_EQ(m.runs[0][2].cls, CellClass::same_tokens);
+  EXPECT_EQ(m.runs[0][2].logits, LogitsCheck::differ);
+  EXPECT_EQ(m.runs[0][2].max_prob_delta, 0);  // nothing recorded shows it: only the digest does
+  EXPECT_EQ(m.runs[0][3].cls, CellClass::identical);
+  EXPECT_EQ(m.runs[0][3].logits, LogitsCheck::not_recorded);
+  EXPECT_EQ(m.summaries[1].identical_logits_equal, 1u);
+  EXPECT_EQ(m.summaries[3].identical, 1u);
+  EXPECT_EQ(m.summaries[3].identical_logits_equal, 0u);
+  const OrderedJson j = sensitivity_to_json(m);
+  EXPECT_EQ(j["runs"][0]["cells"]["below"]["logits"], "differ");
+  EXPECT_EQ(j["runs"][0]["cells"]["same"]["logits"], "equal");
+  EXPECT_EQ(j["runs"][0]["cells"]["old"]["logits"], "not_recorded");
+  EXPECT_EQ(j["cells"][1]["runs"]["identical_logits_equal"], 1);
+}
+
+TEST(SensitivityLogits, ADigestOfAnotherAlgorithmIsNotCompared) {
+  std::vector<StepRecord> other = with_digests(greedy_steps(), "f");
+  for (StepRecord& s : other) s.logits_digest = "sha256:" + std::string(64, 'a');
+  std::vector<SensitivityCell> cells;
+  cells.push_back(cell("ref", "1", {make_run("a", kGreedy, with_digests(greedy_steps(), "0"))}));
+  cells.push_back(cell("sha", "2", {make_run("a", kGreedy, other)}));
+  const SensitivityMatrix m = build_sensitivity(cells, 0);
+  EXPECT_EQ(m.runs[0][1].cls, CellClass::identical);  // every recorded value equal
+  EXPECT_EQ(m.runs[0][1].logits, LogitsCheck::not_recorded);
+}
+
 }  // namespace
 }  // namespace genrepro
