@@ -233,18 +233,6 @@ void hold_out(SensitivityMatrix& m) {
   }
 }
 
-std::string percent(std::size_t part, std::size_t whole) {
-  if (whole == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * double(part) / double(whole));
-  return buf;
-}
-
-std::string axes_text(const std::map<std::string, std::string>& axes) {
-  std::string s;
-  for (const auto& [k, v] : axes) s += (s.empty() ? "" : ", ") + k + "=" + v;
-  return s.empty() ? "-" : s;
-}
 
 // A Markdown cell holds no '|' and no line break.
 std::string md(const std::string& s) {
@@ -266,6 +254,19 @@ std::string held_out_summary(const HeldOutPredictor& h) {
   o << "Over " << h.cells.size() << " held-out cells (" << h.cells_with_flips << " with flips) it caught " << h.caught << " of "
     << h.flips << " flips: held-out recall " << three_digits(*h.recall()) << ", against 1 on the cells it was fitted to.";
   return o.str();
+}
+
+std::string sensitivity_share_text(std::size_t part, std::size_t whole) {
+  if (whole == 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * double(part) / double(whole));
+  return buf;
+}
+
+std::string sensitivity_axes_text(const std::map<std::string, std::string>& axes) {
+  std::string s;
+  for (const auto& [k, v] : axes) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s.empty() ? "-" : s;
 }
 
 const char* to_string(LogitsCheck c) {
@@ -410,9 +411,9 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
     const CellSummary& s = m.summaries[c];
     const auto& core = m.cells[c].evidence.evidence.environment.blas.core;
-    o << "| " << md(m.cells[c].name) << (c == m.reference ? " (reference)" : "") << " | " << md(axes_text(m.cells[c].axes)) << " | "
-      << md(core ? *core : "-") << " | " << percent(s.identical, n) << " | " << s.identical_logits_equal << " | "
-      << percent(s.same_tokens, n) << " | " << percent(s.diverged, n) << " | " << s.missing << " |\n";
+    o << "| " << md(m.cells[c].name) << (c == m.reference ? " (reference)" : "") << " | " << md(sensitivity_axes_text(m.cells[c].axes)) << " | "
+      << md(core ? *core : "-") << " | " << sensitivity_share_text(s.identical, n) << " | " << s.identical_logits_equal << " | "
+      << sensitivity_share_text(s.same_tokens, n) << " | " << sensitivity_share_text(s.diverged, n) << " | " << s.missing << " |\n";
   }
   if (!m.attribution.empty()) {
     o << "\n## One factor at a time\n\n| axis | value | cell | runs | same tokens | diverged |\n| --- | --- | --- | --- | --- | --- |\n";
@@ -430,7 +431,7 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
     o << "- flips: " << p.flips << " (run, cell) divergences at " << p.flip_steps << " of the reference's " << p.steps << " steps\n"
       << "- noise floor (largest |Δ logit margin| on matched steps): " << three_digits(p.noise_floor) << "\n"
       << "- m* (the largest reference logit margin at a flip): " << three_digits(*p.m_star) << "\n"
-      << "- \"logit margin <= m*\" flags " << p.flagged << " steps (" << percent(p.flagged, p.steps) << "): precision "
+      << "- \"logit margin <= m*\" flags " << p.flagged << " steps (" << sensitivity_share_text(p.flagged, p.steps) << "): precision "
       << three_digits(p.precision()) << ", recall " << three_digits(p.recall()) << "\n"
       << "  (MarginGate, 2026, verifies only low-margin steps at a 15-50 % trigger rate; here the rule is fitted to "
          "these cells, so its recall is 1 by construction on them: judge it on cells it was not fitted to)\n";
@@ -442,7 +443,7 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
     for (const HeldOutCell& c : m.held_out.cells)
       o << "| " << md(c.cell) << " | " << (c.m_star ? three_digits(*c.m_star) : "-") << " | " << c.flips << " | " << c.caught << " | "
         << (c.recall() ? three_digits(*c.recall()) : "-") << " | " << c.flagged << " of " << c.steps << " ("
-        << percent(c.flagged, c.steps) << ") | " << (c.precision() ? three_digits(*c.precision()) : "-") << " |\n";
+        << sensitivity_share_text(c.flagged, c.steps) << ") | " << (c.precision() ? three_digits(*c.precision()) : "-") << " |\n";
   }
   o << "\n## Runs\n\n= identical, ~ same tokens, kN diverged at new token N, ? missing\n\n| run |";
   for (const SensitivityCell& c : m.cells) o << " " << md(c.name) << " |";

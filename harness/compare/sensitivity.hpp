@@ -129,6 +129,11 @@ SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::siz
 
 // DIR/sensitivity.json (docs/schema/sensitivity.schema.json) and its Markdown report.
 OrderedJson sensitivity_to_json(const SensitivityMatrix& m);
+
+// The words the Markdown and the HTML page share: "66.7 %" ("-" of nothing), and a cell's axes as
+// "kernels=portable, threads=2" ("-" for none).
+std::string sensitivity_share_text(std::size_t part, std::size_t whole);
+std::string sensitivity_axes_text(const std::map<std::string, std::string>& axes);
 std::string sensitivity_markdown(const SensitivityMatrix& m);
 // One paragraph: what the held-out predictor found, or why there is no held-out recall (the
 // Markdown and the HTML page say the same).

@@ -13,18 +13,6 @@ namespace {
 
 constexpr std::size_t kSensColumnLabelFits = 26;  // report_svg.cpp's column labels
 
-std::string sens_page_percent(std::size_t part, std::size_t whole) {
-  if (whole == 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f %%", 100.0 * double(part) / double(whole));
-  return buf;
-}
-
-std::string sens_page_axes(const std::map<std::string, std::string>& axes) {
-  std::string s;
-  for (const auto& [k, v] : axes) s += (s.empty() ? "" : ", ") + k + "=" + v;
-  return s.empty() ? "-" : s;
-}
 
 std::string sens_page_optional(const std::optional<double>& v) { return v ? three_digits(*v) : "-"; }
 
@@ -91,9 +79,9 @@ void sens_add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>&
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
     const CellSummary& s = m.summaries[c];
     const auto& core = m.cells[c].evidence.evidence.environment.blas.core;
-    rows.push_back({m.cells[c].name + (c == m.reference ? " (reference)" : ""), sens_page_axes(m.cells[c].axes), core ? *core : "-",
-                    sens_page_percent(s.identical, n), std::to_string(s.identical_logits_equal), sens_page_percent(s.same_tokens, n),
-                    sens_page_percent(s.diverged, n), std::to_string(s.missing)});
+    rows.push_back({m.cells[c].name + (c == m.reference ? " (reference)" : ""), sensitivity_axes_text(m.cells[c].axes), core ? *core : "-",
+                    sensitivity_share_text(s.identical, n), std::to_string(s.identical_logits_equal), sensitivity_share_text(s.same_tokens, n),
+                    sensitivity_share_text(s.diverged, n), std::to_string(s.missing)});
   }
   blocks.push_back(sens_block(ReportBlock::Kind::heading, "Classes per cell"));
   blocks.push_back(sens_table({"cell", "axes", "BLAS kernel", "identical", "of which logits proven equal", "same tokens", "diverged", "missing"},
@@ -131,7 +119,7 @@ void sens_add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& bl
        {"reference steps where some cell flipped", std::to_string(p.flip_steps) + " of " + std::to_string(p.steps)},
        {"noise floor (largest |Δ logit margin| on matched steps)", three_digits(p.noise_floor)},
        {"m* (the largest reference logit margin at a flip)", three_digits(*p.m_star)},
-       {"steps flagged by \"logit margin <= m*\" (share)", std::to_string(p.flagged) + " (" + sens_page_percent(p.flagged, p.steps) + ")"},
+       {"steps flagged by \"logit margin <= m*\" (share)", std::to_string(p.flagged) + " (" + sensitivity_share_text(p.flagged, p.steps) + ")"},
        {"MarginGate (2026): trigger rate that restores determinism", "15-50 %"},
        {"precision (flagged steps that flipped)", three_digits(p.precision())},
        {"recall on the cells it was fitted to (1 by construction)", three_digits(p.recall())}}));
@@ -148,7 +136,7 @@ void sens_add_held_out(const SensitivityMatrix& m, std::vector<ReportBlock>& blo
   std::vector<std::vector<std::string>> rows;
   for (const HeldOutCell& c : h.cells)
     rows.push_back({c.cell, sens_page_optional(c.m_star), std::to_string(c.flips), std::to_string(c.caught), sens_page_optional(c.recall()),
-                    std::to_string(c.flagged) + " of " + std::to_string(c.steps) + " (" + sens_page_percent(c.flagged, c.steps) + ")",
+                    std::to_string(c.flagged) + " of " + std::to_string(c.steps) + " (" + sensitivity_share_text(c.flagged, c.steps) + ")",
                     sens_page_optional(c.precision())});
   blocks.push_back(sens_table({"held-out cell", "m* without it", "flips", "caught", "recall", "flagged steps", "precision"},
                               {false, true, true, true, true, true, true}, rows));
