@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,11 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/blas_libraries.hpp"
 #include "cli/flag_kinds.hpp"
 #include "cli/output_paths.hpp"
 #include "cli/verbs.hpp"
 #include "compare/sensitivity.hpp"
 #include "evidence/evidence.hpp"
+#include "evidence/numerics_record.hpp"
 #include "report/sensitivity_page.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
@@ -50,7 +53,8 @@ const std::vector<BlasCore> kBlasCores = {
     {"SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}},
 };
 
-const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch"};
+// blas last: its cells (the reference BLAS is slow) come at the end of the default design.
+const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch", "blas"};
 
 struct SensitivityOptions {
   std::vector<std::string> inputs;  // experiments, or evidence with --compare
@@ -93,6 +97,7 @@ std::map<std::string, std::vector<std::string>> offered_axes(int threads) {
   for (int t = 1; t <= threads; ++t) axes["threads"].push_back(std::to_string(t));
   axes["numerics"] = {"reference", "tiled"};
   axes["batch"] = {"1", "proven", "4-inexact", "16-inexact"};
+  for (const BlasLibrary& b : installed_blas_libraries()) axes["blas"].push_back(b.name);
   return axes;
 }
 
@@ -114,7 +119,7 @@ std::map<std::string, std::vector<std::string>> chosen_axes(const std::string& t
     const std::size_t eq = item.find('=');
     const std::string axis = item.substr(0, eq);
     if (eq == std::string::npos || !axes.count(axis))
-      throw UsageError("--cells " + item + ": allowed: AXIS=VALUE[,VALUE...] with AXIS one of kernels, threads, numerics, batch");
+      throw UsageError("--cells " + item + ": allowed: AXIS=VALUE[,VALUE...] with AXIS one of kernels, threads, numerics, batch, blas");
     std::vector<std::string> values;
     for (const std::string& v : split(item.substr(eq + 1), ',')) {
       const std::vector<std::string>& offered = axes[axis];
@@ -147,6 +152,23 @@ std::vector<std::map<std::string, std::string>> one_factor_cells(const std::map<
   return cells;
 }
 
+BlasLibrary blas_library(const std::string& name) {
+  for (const BlasLibrary& b : installed_blas_libraries())
+    if (b.name == name) return b;
+  throw Error("sensitivity: blas=" + name + " is no longer installed");
+}
+
+// OpenBLAS core types mean nothing to another BLAS: such a cell would be labelled with a kernel
+// that did not run, so it is refused rather than made.
+void check_cells_make_sense(const std::vector<std::map<std::string, std::string>>& cells) {
+  for (const auto& cell : cells) {
+    const std::string& kernels = cell.at("kernels");
+    if (kernels != "portable" && !blas_library(cell.at("blas")).openblas)
+      throw UsageError("--cells: a cell with blas=" + cell.at("blas") + " and kernels=" + kernels +
+                       ": OpenBLAS core types apply to OpenBLAS only; allowed with blas=" + cell.at("blas") + ": kernels=portable");
+  }
+}
+
 std::string cell_name(const std::map<std::string, std::string>& axes) {
   std::string name;
   for (const std::string& axis : kAxes) {
@@ -165,7 +187,8 @@ struct ChildCommand {
   std::vector<std::string> env_unset;
 };
 
-ChildCommand child_command(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& out) {
+ChildCommand child_command(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& out,
+                           const std::string& library_path) {
   ChildCommand c;
   c.args = {"run"};
   for (const std::string& e : o.inputs) c.args.push_back(e);
@@ -174,11 +197,17 @@ ChildCommand child_command(const SensitivityOptions& o, const std::map<std::stri
   c.args.insert(c.args.end(), {"--out", out, "--threads", cell.at("threads")});
   const std::string& kernels = cell.at("kernels");
   c.env_unset = {"OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY"};
-  if (kernels.rfind("native:", 0) == 0) {
+  if (kernels == "portable" && !blas_library(cell.at("blas")).openblas) {
+    // run refuses portable with a BLAS that is not OpenBLAS (it cannot pin Haswell kernels
+    // there); native with ATen pinned to portable's AVX2 keeps every kernel but the BLAS's.
+    c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
+    c.env_set["ATEN_CPU_CAPABILITY"] = kPortableAtenEnv;
+  } else if (kernels.rfind("native:", 0) == 0) {
     c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
     c.env_set["OPENBLAS_CORETYPE"] = kernels.substr(std::strlen("native:"));
   }
   if (cell.at("numerics") == "tiled") c.args.insert(c.args.end(), {"--numerics", "tiled"});
+  if (!library_path.empty()) c.env_set["LD_LIBRARY_PATH"] = library_path;
   const std::string& batch = cell.at("batch");
   if (batch == "1") c.args.insert(c.args.end(), {"--batch", "1"});
   if (batch.find("-inexact") != std::string::npos)
@@ -240,8 +269,21 @@ void write_outputs(const SensitivityMatrix& m, const std::string& dir, Console& 
   io.out << "wrote " << json_path << ", " << md_path << " and " << html_path << "\n";
 }
 
+// The library the cell asked for must be the one its evidence says was loaded: a loader that
+// picked another (an LD_PRELOAD, a library without sgemm_) would otherwise label its bits wrongly.
+void check_blas_loaded(const std::string& cell, const BlasLibrary& asked, const Evidence& e, const std::string& evidence) {
+  const BlasInfo& got = e.environment.blas;
+  std::error_code ec;
+  const std::string want = asked.blas.empty() ? "" : std::filesystem::canonical(asked.blas, ec).string();
+  const bool ok = asked.blas.empty() ? got.vendor == "openblas" : got.resolved.value_or("") == want;
+  if (!ok)
+    throw UsageError("sensitivity: cell " + cell + ": asked for blas=" + asked.name + " (" + (want.empty() ? "OpenBLAS, the default" : want) +
+                     "), its evidence says " + got.vendor + " (" + got.resolved.value_or("no sgemm_") + ") was loaded: " + evidence);
+}
+
 int run_matrix(const SensitivityOptions& o, Console& io) {
   const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(chosen_axes(o.cells, o.threads));
+  check_cells_make_sense(cells);
   const std::string cell_dir = (fs::path(o.out) / "cells").string();
   fs::create_directories(cell_dir);
   io.err << "sensitivity: " << cells.size() << " cells (the reference, then one axis changed at a time), each a 'genrepro run' of "
@@ -252,8 +294,14 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     const std::string name = cell_name(cells[i]);
     const std::string evidence = (fs::path(cell_dir) / (name + ".json")).string();
     const std::string log = (fs::path(cell_dir) / (name + ".log")).string();
+    const BlasLibrary blas = blas_library(cells[i].at("blas"));
+    const char* inherited = std::getenv("LD_LIBRARY_PATH");
     const auto start = std::chrono::steady_clock::now();
-    const int exit = spawn_child(child_command(o, cells[i], evidence), log);
+    int exit = 0;
+    {
+      const PreferredBlasDir preferred(blas);  // removed when the child is done
+      exit = spawn_child(child_command(o, cells[i], evidence, preferred.library_path(inherited ? inherited : "")), log);
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (exit != 0)
       throw UsageError("sensitivity: cell " + name + ": genrepro run exited " + std::to_string(exit) + " (" + last_line_of(log) +
@@ -264,7 +312,9 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     io.err << "sensitivity: cell " << (i + 1) << "/" << cells.size() << " " << name << ": " << took;
     if (i == 0 && cells.size() > 1) io.err << " (the rest: about " << static_cast<int>(first_seconds * double(cells.size() - 1) + 0.5) << " s)";
     io.err << "\n";
-    made.push_back({name, cells[i], read_evidence_file(evidence)});
+    EvidenceFile f = read_evidence_file(evidence);
+    check_blas_loaded(name, blas, f.evidence, evidence);
+    made.push_back({name, cells[i], std::move(f)});
   }
   write_outputs(build_sensitivity(std::move(made), 0), o.out, io);
   return kExitOk;
@@ -278,6 +328,7 @@ std::map<std::string, std::string> recorded_axes(const Evidence& e) {
   axes["numerics"] = e.numerics ? to_string(e.numerics->mode) : "reference";
   axes["runs_concurrently"] = e.environment.threads.runs_concurrently ? std::to_string(*e.environment.threads.runs_concurrently) : "?";
   axes["libtorch"] = e.environment.libtorch_version;
+  axes["blas"] = e.environment.blas.resolved.value_or(e.environment.blas.vendor);
   return axes;
 }
 
@@ -308,7 +359,7 @@ void setup_sensitivity(CLI::App& app, VerbContext& ctx) {
   CLI::App* cmd = app.add_subcommand(
       "sensitivity",
       "Which results can you trust: run the experiments once per configuration cell (BLAS kernel, threads,\n"
-      "numerics mode, batching; the reference cell, then one axis changed at a time) and classify every run\n"
+      "numerics mode, batching, BLAS library; the reference cell, then one axis changed at a time) and classify every run\n"
       "of every cell against the reference: identical, same tokens (different probabilities), or diverged at\n"
       "new token N, with the margins there. --compare builds the same matrix from evidence made anywhere.\n"
       "Writes DIR/sensitivity.json, DIR/sensitivity.md, DIR/sensitivity.html (heatmap and survival charts) and\n"
@@ -319,7 +370,9 @@ void setup_sensitivity(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--cells", o->cells,
                   "Axes and values to use, e.g. \"kernels=portable,native:SkylakeX;threads=1,2\" (the first value of\n"
                   "an axis is the reference's); axes: kernels, threads, numerics, batch (1, proven, 4-inexact,\n"
-                  "16-inexact). Default: every value this machine offers")
+                  "16-inexact), blas (openblas, the default, then each installed: reference, openblas-openmp,\n"
+                  "openblas-serial, blis-pthread, blis-openmp, blis-serial, atlas). Default: every value this\n"
+                  "machine offers")
       ->type_name("AXIS=V,...;...");
   cmd->add_option("--threads", o->threads, "The threads axis runs 1 to this many (default 2)")->type_name("INT");
   cmd->add_option("--reference", o->reference, "--compare: the evidence file that is the reference cell (default: the first)")

@@ -1,4 +1,4 @@
-# genrepro sensitivity: three cells of a small experiment, each a child genrepro run, the matrix's
+# genrepro sensitivity: four cells of a small experiment (the reference, a native kernel, tiled, Netlib's BLAS), each a child genrepro run, the matrix's
 # classes checked against the cells' evidence by an independent comparison (tests/cli/sensitivity.py).
 add_test(NAME cli.sensitivity.matrix
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/sensitivity.py

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""genrepro sensitivity (docs/sensitivity.md), as a user's process runs it: three cells (the
-reference, a native BLAS kernel, tiled numerics) of a small experiment, each a child
-`genrepro run` whose evidence is kept in DIR/cells/.
+"""genrepro sensitivity (docs/sensitivity.md), as a user's process runs it: four cells (the
+reference, a native BLAS kernel, tiled numerics, Netlib's reference BLAS) of a small experiment,
+each a child `genrepro run` whose evidence is kept in DIR/cells/.
 
-- each cell's evidence records the kernel and numerics mode its cell asked for (the child's
-  environment reached OpenBLAS before it loaded);
+- each cell's evidence records the kernel, numerics mode and BLAS library its cell asked for (the
+  child's environment reached OpenBLAS, and the loader, before they loaded); the reference-BLAS
+  cell's ATen kernels are the reference cell's, so only the BLAS changed;
 - every run's class in sensitivity.json equals the class this script computes from the cells'
   evidence files on its own (identical / same_tokens / diverged at new token N);
 - --compare on the same evidence files gives the same classes;
@@ -29,6 +30,7 @@ EXPERIMENT = {
     "record": {"top_candidates": 5},
 }
 CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference,tiled;batch=1"
+REFERENCE_BLAS = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"  # Debian's libblas3 (scripts/setup.sh)
 STEP_FIELDS = ["token_id", "prob", "prob_t1", "kept", "rest_mass", "margin", "logit_margin", "entropy", "top", "logits_digest"]
 
 
@@ -91,7 +93,9 @@ def main():
         json.dump(EXPERIMENT, f)
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY")}
     out = os.path.join(a.scratch, "matrix")
-    p = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", out, "--cells", CELLS],
+    with_reference_blas = os.path.exists(REFERENCE_BLAS)
+    cells = CELLS + (";blas=openblas,reference" if with_reference_blas else ";blas=openblas")
+    p = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", out, "--cells", cells],
                        capture_output=True, text=True, env=env, timeout=300)
     if p.returncode == 2 and "--cpu-kernels portable" in p.stderr:
         print("skip: this machine cannot honour portable kernels:", p.stderr.strip())
@@ -109,19 +113,35 @@ def main():
     if matrix.get("schema") != "genrepro.sensitivity/1":
         failures.append(f"schema is {matrix.get('schema')!r}")
     names = [c["name"] for c in matrix["cells"]]
-    if len(names) != 3 or matrix["reference"] != names[0]:
-        failures.append(f"cells {names}, reference {matrix['reference']}: expected 3 cells, the first the reference")
+    want_cells = 4 if with_reference_blas else 3
+    if len(names) != want_cells or matrix["reference"] != names[0]:
+        failures.append(f"cells {names}, reference {matrix['reference']}: expected {want_cells} cells, the first the reference")
     evidence = {}
     for c in matrix["cells"]:
         e = load(c["evidence"])
         evidence[c["name"]] = e
-        core = e["environment"]["blas"]["core"]
+        blas = e["environment"]["blas"]
+        core = blas["core"]
         mode = e["numerics"]["mode"]
         want_core = "Sandybridge" if c["axes"]["kernels"] == "native:Sandybridge" else "Haswell"
+        if c["axes"]["blas"] == "reference":
+            want_core = None  # Netlib's BLAS has no core types
+            if blas["vendor"] != "reference" or blas["resolved"] != os.path.realpath(REFERENCE_BLAS):
+                failures.append(f"{c['name']}: blas {blas['vendor']} {blas['resolved']}, the cell asked for {REFERENCE_BLAS}")
+            if any("openblas" in lib for lib in blas["loaded"]):
+                failures.append(f"{c['name']}: OpenBLAS is mapped beside the reference BLAS: {blas['loaded']}")
+            if os.path.exists(blas["library"]):
+                failures.append(f"{c['name']}: the loader's directory {os.path.dirname(blas['library'])} was not removed")
+        elif blas["vendor"] != "openblas":
+            failures.append(f"{c['name']}: blas {blas['vendor']}, the cell asked for OpenBLAS (the default)")
         if core != want_core:
             failures.append(f"{c['name']}: the child's OpenBLAS loaded {core}, the cell asked for {want_core}")
         if mode != c["axes"]["numerics"]:
             failures.append(f"{c['name']}: numerics.mode {mode}, the cell asked for {c['axes']['numerics']}")
+    atens = {n: evidence[n]["numerics"]["cpu_kernels"]["aten_capability"] for n in names
+             if evidence[n]["environment"]["blas"]["vendor"] == "reference" or n == names[0]}
+    if len(set(atens.values())) != 1:
+        failures.append(f"ATen kernels differ between the reference cell and the reference-BLAS cell: {atens}")
     check_matrix(matrix, evidence, failures, "sensitivity")
     if len(matrix["runs"]) != 3:
         failures.append(f"{len(matrix['runs'])} runs in the matrix; the experiment has 3")
