@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "report/report_section_kit.hpp"
 #include "util/significant_digits.hpp"
 
 namespace genrepro {
@@ -47,33 +48,7 @@ std::string sens_cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::
   return t;
 }
 
-ReportBlock sens_block(ReportBlock::Kind kind, const std::string& text, int level = 2) {
-  ReportBlock b;
-  b.kind = kind;
-  b.text = text;
-  b.level = level;
-  return b;
-}
-
-ReportBlock sens_table(std::vector<std::string> header, std::vector<bool> numeric, std::vector<std::vector<std::string>> rows) {
-  ReportBlock b;
-  b.kind = ReportBlock::Kind::table;
-  b.table.header = std::move(header);
-  b.table.numeric = std::move(numeric);
-  b.table.rows = std::move(rows);
-  return b;
-}
-
-ReportBlock sens_figure(const std::string& file, const std::string& svg, const std::string& caption) {
-  ReportBlock b;
-  b.kind = ReportBlock::Kind::figure;
-  b.figure.file = file;
-  b.figure.svg = svg;
-  b.figure.caption = caption;
-  return b;
-}
-
-void sens_add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_class_shares(const SensitivityMatrix& m, sections::Builder& out) {
   const std::size_t n = m.run_ids.size();
   std::vector<std::vector<std::string>> rows;
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
@@ -83,37 +58,34 @@ void sens_add_class_shares(const SensitivityMatrix& m, std::vector<ReportBlock>&
                     sensitivity_share_text(s.identical, n), std::to_string(s.identical_logits_equal), sensitivity_share_text(s.same_tokens, n),
                     sensitivity_share_text(s.diverged, n), std::to_string(s.missing)});
   }
-  blocks.push_back(sens_block(ReportBlock::Kind::heading, "Classes per cell"));
-  blocks.push_back(sens_table({"cell", "axes", "BLAS kernel", "identical", "of which logits proven equal", "same tokens", "diverged", "missing"},
-                              {false, false, false, true, true, true, true, true}, rows));
+  out.heading("Classes per cell");
+  out.table(ReportTable{{"cell", "axes", "BLAS kernel", "identical", "of which logits proven equal", "same tokens", "diverged", "missing"},
+                        {false, false, false, true, true, true, true, true}, rows, {}, {}});
 }
 
-void sens_add_attribution(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
-  blocks.push_back(sens_block(ReportBlock::Kind::heading, "One factor at a time"));
+void sens_add_attribution(const SensitivityMatrix& m, sections::Builder& out) {
+  out.heading("One factor at a time");
   if (m.attribution.empty()) {
-    blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
-                                "No cell differs from the reference in exactly one axis, so no axis can be blamed alone."));
+    out.paragraph("No cell differs from the reference in exactly one axis, so no axis can be blamed alone.");
     return;
   }
   std::vector<std::vector<std::string>> rows;
   for (const AxisEffect& a : m.attribution)
     rows.push_back({a.axis, a.value, a.cell, std::to_string(a.runs), std::to_string(a.same_tokens), std::to_string(a.diverged)});
-  blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
-                              "Each cell that changed exactly one axis from the reference: how many of its runs that axis, "
-                              "changed alone, turned into same tokens or diverged."));
-  blocks.push_back(sens_table({"axis", "value", "cell", "runs", "same tokens", "diverged"}, {false, false, false, true, true, true}, rows));
+  out.paragraph("Each cell that changed exactly one axis from the reference: how many of its runs that axis, "
+                "changed alone, turned into same tokens or diverged.");
+  out.table(ReportTable{{"axis", "value", "cell", "runs", "same tokens", "diverged"}, {false, false, false, true, true, true}, rows, {}, {}});
 }
 
-void sens_add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_predictor(const SensitivityMatrix& m, sections::Builder& out) {
   const MarginPredictor& p = m.predictor;
-  blocks.push_back(sens_block(ReportBlock::Kind::heading, "The margin that predicts a flip"));
+  out.heading("The margin that predicts a flip");
   if (!p.m_star) {
-    blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
-                                "No run diverged in any cell: there is no flip to predict. The largest |Δ logit margin| on matched "
-                                "steps (the noise floor) was " + three_digits(p.noise_floor) + "."));
+    out.paragraph("No run diverged in any cell: there is no flip to predict. The largest |Δ logit margin| on matched "
+                "steps (the noise floor) was " + three_digits(p.noise_floor) + ".");
     return;
   }
-  blocks.push_back(sens_table(
+  out.table(ReportTable{
       {"figure", "value"}, {false, true},
       {{"flips ((run, cell) divergences)", std::to_string(p.flips)},
        {"reference steps where some cell flipped", std::to_string(p.flip_steps) + " of " + std::to_string(p.steps)},
@@ -122,24 +94,25 @@ void sens_add_predictor(const SensitivityMatrix& m, std::vector<ReportBlock>& bl
        {"steps flagged by \"logit margin <= m*\" (share)", std::to_string(p.flagged) + " (" + sensitivity_share_text(p.flagged, p.steps) + ")"},
        {"MarginGate (2026): trigger rate that restores determinism", "15-50 %"},
        {"precision (flagged steps that flipped)", three_digits(p.precision())},
-       {"recall on the cells it was fitted to (1 by construction)", three_digits(p.recall())}}));
-  blocks.push_back(sens_block(ReportBlock::Kind::paragraph,
-                              "m* is fitted to these cells, so its recall on them is 1 by construction; the next section judges "
-                              "it on cells it was not fitted to."));
+       {"recall on the cells it was fitted to (1 by construction)", three_digits(p.recall())}},
+      {},
+      {}});
+  out.paragraph("m* is fitted to these cells, so its recall on them is 1 by construction; the next section judges "
+                "it on cells it was not fitted to.");
 }
 
-void sens_add_held_out(const SensitivityMatrix& m, std::vector<ReportBlock>& blocks) {
+void sens_add_held_out(const SensitivityMatrix& m, sections::Builder& out) {
   const HeldOutPredictor& h = m.held_out;
-  blocks.push_back(sens_block(ReportBlock::Kind::heading, "The predictor on held-out cells"));
-  blocks.push_back(sens_block(ReportBlock::Kind::paragraph, held_out_summary(h)));
+  out.heading("The predictor on held-out cells");
+  out.paragraph(held_out_summary(h));
   if (!h.enough()) return;
   std::vector<std::vector<std::string>> rows;
   for (const HeldOutCell& c : h.cells)
     rows.push_back({c.cell, sens_page_optional(c.m_star), std::to_string(c.flips), std::to_string(c.caught), sens_page_optional(c.recall()),
                     std::to_string(c.flagged) + " of " + std::to_string(c.steps) + " (" + sensitivity_share_text(c.flagged, c.steps) + ")",
                     sens_page_optional(c.precision())});
-  blocks.push_back(sens_table({"held-out cell", "m* without it", "flips", "caught", "recall", "flagged steps", "precision"},
-                              {false, true, true, true, true, true, true}, rows));
+  out.table(ReportTable{{"held-out cell", "m* without it", "flips", "caught", "recall", "flagged steps", "precision"},
+                        {false, true, true, true, true, true, true}, rows, {}, {}});
 }
 
 }  // namespace
@@ -209,22 +182,23 @@ LineChartSpec sensitivity_survival_chart(const SensitivityMatrix& m) {
 ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
   ReportContent page;
   page.title = "Numerics sensitivity";
-  std::vector<ReportBlock>& b = page.blocks;
-  b.push_back(sens_block(ReportBlock::Kind::paragraph,
-                         std::to_string(m.run_ids.size()) + " runs in " + std::to_string(m.cells.size()) +
-                             " cells, each against the same run of the reference cell " + m.cells[m.reference].name +
-                             ". identical: every recorded value equal bit for bit, and the full logits too where both cells "
-                             "recorded their digests; same tokens: the same ids, some recorded value or the logits different; diverged: a different token at the new token named; missing: the cell has no "
-                             "run with that id (docs/sensitivity.md)."));
-  b.push_back(sens_block(ReportBlock::Kind::contents, ""));
-  b.push_back(sens_block(ReportBlock::Kind::heading, "Runs by cells"));
-  b.push_back(sens_figure("sensitivity-heatmap.svg", svg_heatmap(sensitivity_heatmap(m)),
-                          "One row per run (grouped by experiment), one column per cell; the colour is the run's class in that "
-                          "cell, and a diverged cell names the new token where it parted. Hover a cell for its margins."));
-  b.push_back(sens_block(ReportBlock::Kind::heading, "Survival"));
-  b.push_back(sens_figure("sensitivity-survival.svg", svg_line_chart(sensitivity_survival_chart(m)),
-                          "Per cell, the share of its runs whose tokens still agree with the reference after t new tokens. A "
-                          "line at 1 throughout is a cell where no run diverged (such lines lie on each other)."));
+  sections::Builder b(page);
+  b.paragraph(std::to_string(m.run_ids.size()) + " runs in " + std::to_string(m.cells.size()) +
+              " cells, each against the same run of the reference cell " + m.cells[m.reference].name +
+              ". identical: every recorded value equal bit for bit, and the full logits too where both cells "
+              "recorded their digests; same tokens: the same ids, some recorded value or the logits different; diverged: a different token at the new token named; missing: the cell has no "
+              "run with that id (docs/sensitivity.md).");
+  b.contents();
+  b.heading("Runs by cells");
+  b.figure("sensitivity-heatmap.svg",
+           "One row per run (grouped by experiment), one column per cell; the colour is the run's class in that "
+           "cell, and a diverged cell names the new token where it parted. Hover a cell for its margins.",
+           svg_heatmap(sensitivity_heatmap(m)));
+  b.heading("Survival");
+  b.figure("sensitivity-survival.svg",
+           "Per cell, the share of its runs whose tokens still agree with the reference after t new tokens. A "
+           "line at 1 throughout is a cell where no run diverged (such lines lie on each other).",
+           svg_line_chart(sensitivity_survival_chart(m)));
   sens_add_class_shares(m, b);
   sens_add_attribution(m, b);
   sens_add_predictor(m, b);
