@@ -28,7 +28,10 @@
 #include "evidence/evidence.hpp"
 #include "evidence/numerics_record.hpp"
 #include "report/sensitivity_page.hpp"
+#include "spec/experiment_spec.hpp"
 #include "util/atomic_file.hpp"
+#include "util/bounded_read.hpp"
+#include "util/json_text.hpp"
 #include "util/errors.hpp"
 
 extern char** environ;
@@ -54,7 +57,9 @@ const std::vector<BlasCore> kBlasCores = {
 };
 
 // blas last: its cells (the reference BLAS is slow) come at the end of the default design.
-const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch", "blas"};
+const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch", "cache", "blas"};
+// The cache axis: each run's own use_cache (the reference), or every run forced to one path.
+const std::string kCacheAsWritten = "as-written";
 
 struct SensitivityOptions {
   std::vector<std::string> inputs;  // experiments, or evidence with --compare
@@ -97,8 +102,21 @@ std::map<std::string, std::vector<std::string>> offered_axes(int threads) {
   for (int t = 1; t <= threads; ++t) axes["threads"].push_back(std::to_string(t));
   axes["numerics"] = {"reference", "tiled"};
   axes["batch"] = {"1", "proven", "4-inexact", "16-inexact"};
+  axes["cache"] = {kCacheAsWritten, "recompute", "cached"};
   for (const BlasLibrary& b : installed_blas_libraries()) axes["blas"].push_back(b.name);
   return axes;
+}
+
+// The cache axis by default: as written, and each forced path that changes some run (the
+// article's experiments all recompute, so forcing recompute would repeat the reference cell).
+std::vector<std::string> default_cache_values(const std::vector<std::string>& experiments) {
+  bool some_cached = false, some_recompute = false;
+  for (const ExperimentSpec& spec : load_experiments(experiments, kMaxRunsCeiling))
+    for (const ExpandedRun& run : spec.runs) (run.params.use_cache ? some_cached : some_recompute) = true;
+  std::vector<std::string> values = {kCacheAsWritten};
+  if (some_cached) values.push_back("recompute");
+  if (some_recompute) values.push_back("cached");
+  return values;
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -119,7 +137,7 @@ std::map<std::string, std::vector<std::string>> chosen_axes(const std::string& t
     const std::size_t eq = item.find('=');
     const std::string axis = item.substr(0, eq);
     if (eq == std::string::npos || !axes.count(axis))
-      throw UsageError("--cells " + item + ": allowed: AXIS=VALUE[,VALUE...] with AXIS one of kernels, threads, numerics, batch, blas");
+      throw UsageError("--cells " + item + ": allowed: AXIS=VALUE[,VALUE...] with AXIS one of kernels, threads, numerics, batch, cache, blas");
     std::vector<std::string> values;
     for (const std::string& v : split(item.substr(eq + 1), ',')) {
       const std::vector<std::string>& offered = axes[axis];
@@ -173,6 +191,7 @@ std::string cell_name(const std::map<std::string, std::string>& axes) {
   std::string name;
   for (const std::string& axis : kAxes) {
     std::string v = axes.at(axis);
+    if (axis == "cache" && v == kCacheAsWritten) continue;  // the names cells had before the axis
     for (char& c : v)
       if (c == ':') c = '-';
     name += (name.empty() ? "" : "_") + axis + "-" + v;
@@ -188,10 +207,10 @@ struct ChildCommand {
 };
 
 ChildCommand child_command(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& out,
-                           const std::string& library_path) {
+                           const std::string& library_path, const std::vector<std::string>& experiments) {
   ChildCommand c;
   c.args = {"run"};
-  for (const std::string& e : o.inputs) c.args.push_back(e);
+  for (const std::string& e : experiments) c.args.push_back(e);
   if (o.model.dir) c.args.insert(c.args.end(), {"--model", *o.model.dir});
   if (o.model.require_real) c.args.push_back("--require-real-model");
   c.args.insert(c.args.end(), {"--out", out, "--threads", cell.at("threads")});
@@ -281,9 +300,61 @@ void check_blas_loaded(const std::string& cell, const BlasLibrary& asked, const 
                      "), its evidence says " + got.vendor + " (" + got.resolved.value_or("no sgemm_") + ") was loaded: " + evidence);
 }
 
+// An experiment file with use_cache set for every run: the top-level default forced, every run
+// entry's own removed. A list of use_cache values is refused: forced, its runs would coincide.
+std::string with_use_cache(const std::string& path, bool use_cache) {
+  load_experiment(path);  // the user's file must be valid first: its errors name it, not the copy
+  const BoundedRead read = read_bounded(path, kMaxExperimentBytes, Expect::json_object);
+  JsonParseOutcome parsed = parse_json_text(read.text);
+  nlohmann::json spec = std::move(parsed.value);
+  const std::string axis = std::string("cache=") + (use_cache ? "cached" : "recompute");
+  const auto refuse_list = [&](const nlohmann::json& v, const std::string& where) {
+    if (v.is_array())
+      throw UsageError("sensitivity: " + axis + ": " + path + ": " + where +
+                       " is a list; the cache axis sets use_cache for every run, which would make its runs one; allowed: "
+                       "--cells cache=as-written for this experiment, or one use_cache value");
+  };
+  if (spec.contains("use_cache")) refuse_list(spec["use_cache"], "use_cache");
+  for (std::size_t i = 0; i < spec["runs"].size(); ++i) {
+    nlohmann::json& entry = spec["runs"][i];
+    if (!entry.is_object() || !entry.contains("use_cache")) continue;
+    refuse_list(entry["use_cache"], "runs[" + std::to_string(i) + "].use_cache");
+    entry.erase("use_cache");
+  }
+  spec["use_cache"] = use_cache;
+  const std::string text = json_document_text(spec) + "\n";
+  parse_experiment(text, path);  // what run would refuse in the copy is said about the user's file
+  return text;
+}
+
+// The experiment files a cell's child runs: the user's own, or copies with use_cache forced
+// (written next to the cell's evidence, so the evidence's experiments[].path names what ran).
+std::vector<std::string> cell_experiments(const SensitivityOptions& o, const std::map<std::string, std::string>& cell,
+                                          const std::string& cell_dir, const std::string& name) {
+  const std::string& cache = cell.at("cache");
+  if (cache == kCacheAsWritten) return o.inputs;
+  const fs::path dir = fs::path(cell_dir) / (name + ".experiments");
+  fs::create_directories(dir);
+  std::vector<std::string> copies;
+  for (std::size_t i = 0; i < o.inputs.size(); ++i) {
+    const fs::path copy = dir / (std::to_string(i) + "-" + fs::path(o.inputs[i]).filename().string());
+    write_file_atomically(copy.string(), with_use_cache(o.inputs[i], cache == "cached"));
+    copies.push_back(copy.string());
+  }
+  return copies;
+}
+
+bool names_axis(const std::string& cells_text, const std::string& axis) {
+  for (const std::string& item : split(cells_text, ';'))
+    if (item.substr(0, item.find('=')) == axis) return true;
+  return false;
+}
+
 int run_matrix(const SensitivityOptions& o, Console& io) {
-  const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(chosen_axes(o.cells, o.threads));
-  check_cells_make_sense(cells);
+  std::map<std::string, std::vector<std::string>> axes = chosen_axes(o.cells, o.threads);
+  check_cells_make_sense(one_factor_cells(axes));  // --cells' own errors first, before any file is read
+  if (!names_axis(o.cells, "cache")) axes["cache"] = default_cache_values(o.inputs);
+  const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(axes);
   const std::string cell_dir = (fs::path(o.out) / "cells").string();
   fs::create_directories(cell_dir);
   io.err << "sensitivity: " << cells.size() << " cells (the reference, then one axis changed at a time), each a 'genrepro run' of "
@@ -300,7 +371,9 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     int exit = 0;
     {
       const PreferredBlasDir preferred(blas);  // removed when the child is done
-      exit = spawn_child(child_command(o, cells[i], evidence, preferred.library_path(inherited ? inherited : "")), log);
+      exit = spawn_child(child_command(o, cells[i], evidence, preferred.library_path(inherited ? inherited : ""),
+                                       cell_experiments(o, cells[i], cell_dir, name)),
+                         log);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (exit != 0)
@@ -314,7 +387,7 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     io.err << "\n";
     EvidenceFile f = read_evidence_file(evidence);
     check_blas_loaded(name, blas, f.evidence, evidence);
-    made.push_back({name, cells[i], std::move(f)});
+    made.push_back({name, cells[i], std::move(f), cells[i].at("cache") != kCacheAsWritten});
   }
   write_outputs(build_sensitivity(std::move(made), 0), o.out, io);
   return kExitOk;
@@ -345,6 +418,12 @@ int compare_files(const SensitivityOptions& o, Console& io) {
     std::map<std::string, std::string> axes = recorded_axes(f.evidence);
     cells.push_back({name, std::move(axes), std::move(f)});
   }
+  // The reference is known only now: a cell made with use_cache forced is paired ignoring it.
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (c != reference && made_with_use_cache_forced(cells[reference].evidence.evidence, cells[c].evidence.evidence)) {
+      cells[c].pair_ignoring_use_cache = true;
+      cells[c].axes["cache"] = cells[c].evidence.evidence.runs.front().params.use_cache ? "cached" : "recompute";
+    }
   if (!o.reference.empty() && std::find(o.inputs.begin(), o.inputs.end(), o.reference) == o.inputs.end())
     throw UsageError("--reference " + o.reference + ": not one of the evidence files given; allowed: one of them, as written");
   fs::create_directories(o.out);
@@ -370,7 +449,8 @@ void setup_sensitivity(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--cells", o->cells,
                   "Axes and values to use, e.g. \"kernels=portable,native:SkylakeX;threads=1,2\" (the first value of\n"
                   "an axis is the reference's); axes: kernels, threads, numerics, batch (1, proven, 4-inexact,\n"
-                  "16-inexact), blas (openblas, the default, then each installed: reference, openblas-openmp,\n"
+                  "16-inexact), cache (as-written, recompute, cached: every run forced to one path; by default\n"
+                  "as-written and each path that changes a run), blas (openblas, the default, then each installed: reference, openblas-openmp,\n"
                   "openblas-serial, blis-pthread, blis-openmp, blis-serial, atlas). Default: every value this\n"
                   "machine offers")
       ->type_name("AXIS=V,...;...");

@@ -10,7 +10,9 @@ OrderedJson compared_params(const RunParams& p) {
   OrderedJson j = {{"framework", to_string(p.sampling.framework)}};
   const OrderedJson written = params_to_json(p);
   for (auto it = written.begin(); it != written.end(); ++it)
-    if (!is_framework_key(it.key()) && it.key() != "control_texts") j[it.key()] = it.value();
+    if (!is_framework_key(it.key()) && it.key() != "control_texts" && it.key() != "replica") j[it.key()] = it.value();
+  // Written only for copies 1..N-1 (params_to_json), compared for every run: copy 0 holds 0.
+  j["replica"] = p.replica;
   // Every control in one order for every run (as written where the framework has it: the same value).
   for (const ControlKey& k : control_keys()) j[k.key] = control_to_json(p.sampling.controls, k.key);
   // Which list entries were given as text ([] when none): where ids came from, not arithmetic, so

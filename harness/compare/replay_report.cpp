@@ -114,6 +114,25 @@ std::string replay_summary_line(const ReplayReport& report) {
   return out.str();
 }
 
+std::string replay_digest_line(const ReplayReport& report) {
+  std::size_t compared = 0, identical = 0;
+  const ReplayRun* first_differing = nullptr;
+  for (const ReplayRun& r : report.runs) {
+    if (r.digests.compared == 0) continue;
+    ++compared;
+    if (r.digests.all_equal()) ++identical;
+    else if (!first_differing) first_differing = &r;
+  }
+  if (compared == 0) return "logits: the golden records no logits digests of this build's algorithm; only the drift above was compared";
+  std::ostringstream out;
+  out << "logits: " << identical << " of " << compared << " runs bit-identical to the golden at every step (digests)";
+  if (first_differing)
+    out << "; " << compared - identical << (compared - identical == 1 ? " differs" : " differ") << " (first: " << first_differing->id << " from "
+        << new_token_label(first_differing->digests.first_difference.value_or(0)) << ")";
+  if (compared < report.runs.size()) out << "; " << report.runs.size() - compared << " runs without digests";
+  return out.str();
+}
+
 std::string format_replay_text(const ReplayReport& report) {
   std::size_t id_width = 3;
   for (const ReplayRun& r : report.runs) id_width = std::max(id_width, r.id.size());
@@ -139,6 +158,7 @@ std::string format_replay_text(const ReplayReport& report) {
   }
   write_stage_lines(out, report);
   for (const ModelMismatch& m : report.model_mismatches) out << "warning: " << describe_mismatch(m) << "\n";
+  out << replay_digest_line(report) << "\n";
   out << replay_summary_line(report) << "\n";
   return out.str();
 }
@@ -156,6 +176,10 @@ OrderedJson replay_to_json(const ReplayReport& report) {
                     {"logp", drift_to_json(r.logp)},
                     {"logp_unfiltered", drift_to_json(r.logp_unfiltered)},
                     {"own_choice_diverges_at", optional_json(r.own_choice_diverges_at)},
+                    {"logits_digests",
+                     {{"compared", r.digests.compared},
+                      {"equal", r.digests.equal},
+                      {"first_difference", optional_json(r.digests.first_difference)}}},
                     {"stages",
                      {{"steps_compared", r.stage_steps_compared},
                       {"steps_differing", r.stage_steps_differing},

@@ -62,6 +62,16 @@ struct StageDifference {
   std::optional<int64_t> now_kept;     // empty: this build runs no stage of that name there
 };
 
+// Issue 22: the golden's per-step logits digests (steps[].logits_digest) against the digests of the
+// logits this replay computed from the same prefix. Drift within tolerance says "close"; equal
+// digests at every step say the replay reproduced the golden's float32 logits bit for bit.
+struct DigestCheck {
+  int64_t compared = 0;  // steps where the golden recorded a digest of the algorithm this build computes
+  int64_t equal = 0;
+  std::optional<int64_t> first_difference;  // step of the first digest that differs
+  bool all_equal() const { return compared > 0 && equal == compared; }
+};
+
 struct ReplayRun {
   std::string id;
   std::string golden_file;
@@ -81,6 +91,7 @@ struct ReplayRun {
   // many differ, and the first difference. Shown beside the drift, never a failure by itself:
   // drift within tolerance can move a boundary token across a stage's cut, as it can the kept
   // size of diff (a golden token that left the kept set is counted in logp.infinite).
+  DigestCheck digests;
   int64_t stage_steps_compared = 0;
   int64_t stage_steps_differing = 0;
   std::optional<StageDifference> first_stage_difference;
@@ -113,6 +124,9 @@ std::string describe_mismatch(const ModelMismatch& m);
 // ("replay: 12 runs, 12 within tolerance 0.0001, 0 beyond; ...").
 std::string format_replay_text(const ReplayReport& report);
 std::string replay_summary_line(const ReplayReport& report);
+// "logits: 3 of 4 runs bit-identical to the golden at every step (digests); 1 differs (first: x/p0/... from
+// new token 2)", or why nothing was compared.
+std::string replay_digest_line(const ReplayReport& report);
 // The --json document (schema "genrepro.replay/1", docs/diff.md).
 OrderedJson replay_to_json(const ReplayReport& report);
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "evidence/logits_digest.hpp"
+#include "spec/experiment_spec.hpp"
 #include "evidence/value_text.hpp"
 #include "util/significant_digits.hpp"
 
@@ -288,20 +289,119 @@ const char* to_string(CellClass c) {
   return "?";
 }
 
+namespace {
+
+// The copies of one run share everything but params.replica: their group is copy 0's id.
+std::string group_id(const RunRecord& r) {
+  RunParams p = r.params;
+  p.replica = 0;
+  return run_id(r.experiment, r.prompt_index, r.prompt, p);
+}
+
+std::string pairing_id(const SensitivityCell& cell, const RunRecord& r) {
+  return cell.pair_ignoring_use_cache ? id_ignoring_use_cache(r) : r.id;
+}
+
+// Every group of two or more copies in the reference, and per cell the completions of the
+// copies it holds (looked up as the matrix paired them).
+void group_replicas(SensitivityMatrix& m, const std::vector<std::unordered_map<std::string, const RunRecord*>>& by_key) {
+  std::map<std::string, std::size_t> index;  // group id -> position in m.replica_groups
+  std::vector<std::vector<const RunRecord*>> members;
+  for (const RunRecord& r : m.cells[m.reference].evidence.evidence.runs) {
+    const auto [it, inserted] = index.emplace(group_id(r), members.size());
+    if (inserted) members.emplace_back();
+    members[it->second].push_back(&r);
+  }
+  std::vector<std::pair<std::size_t, std::string>> order;  // first member's position, group id
+  for (const auto& [id, k] : index) order.emplace_back(k, id);
+  std::sort(order.begin(), order.end());
+  const auto has_copies = [](const std::vector<const RunRecord*>& runs) {
+    return runs.size() >= 2 && std::any_of(runs.begin(), runs.end(), [](const RunRecord* r) { return r->params.replica > 0; });
+  };
+  for (const auto& [k, id] : order) {
+    if (!has_copies(members[k])) continue;
+    ReplicaGroup g;
+    g.run = id;
+    g.copies = members[k].size();
+    const RunRecord* first = *std::min_element(members[k].begin(), members[k].end(), [](const RunRecord* a, const RunRecord* b) {
+      return a->params.replica < b->params.replica;
+    });
+    const std::vector<int64_t>& reference_completion = first->result.output_ids;
+    for (std::size_t c = 0; c < m.cells.size(); ++c) {
+      std::map<std::vector<int64_t>, std::size_t> completions;
+      std::size_t present = 0, unlike = 0;
+      for (const RunRecord* ref : members[k]) {
+        const auto found = by_key[c].find(pairing_id(m.cells[c], *ref));
+        if (found == by_key[c].end()) continue;
+        ++present;
+        ++completions[found->second->result.output_ids];
+        unlike += found->second->result.output_ids != reference_completion;
+      }
+      std::size_t most = 0;
+      for (const auto& [ids, n] : completions) most = std::max(most, n);
+      g.present.push_back(present);
+      g.distinct.push_back(completions.size());
+      g.most_common.push_back(most);
+      g.unlike_reference.push_back(unlike);
+    }
+    m.replica_groups.push_back(std::move(g));
+  }
+}
+
+}  // namespace
+
+std::string id_ignoring_use_cache(const RunRecord& r) {
+  RunParams p = r.params;
+  p.use_cache = false;
+  return run_id(r.experiment, r.prompt_index, r.prompt, p);
+}
+
+bool made_with_use_cache_forced(const Evidence& reference, const Evidence& cell) {
+  if (cell.runs.empty()) return false;
+  const bool forced = cell.runs.front().params.use_cache;
+  for (const RunRecord& r : cell.runs)
+    if (r.params.use_cache != forced) return false;
+  const auto keys = [](const Evidence& e, bool ignoring) {
+    std::set<std::string> k;
+    for (const RunRecord& r : e.runs) k.insert(ignoring ? id_ignoring_use_cache(r) : r.id);
+    return k.size() == e.runs.size() ? std::optional<std::set<std::string>>(k) : std::nullopt;
+  };
+  const auto ref_ids = keys(reference, false), ref_keys = keys(reference, true);
+  const auto cell_ids = keys(cell, false), cell_keys = keys(cell, true);
+  if (!ref_keys || !cell_keys) return false;
+  const auto common = [](const std::set<std::string>& a, const std::set<std::string>& b) {
+    std::size_t n = 0;
+    for (const std::string& x : a) n += b.count(x);
+    return n;
+  };
+  return common(*ref_keys, *cell_keys) > common(*ref_ids, *cell_ids);
+}
+
+namespace {
+
+// Runs paired by pairing_id; a cell that holds two runs under one key (an experiment that varies
+// use_cache itself, run with use_cache forced) cannot be paired and is refused by the caller.
+std::vector<std::unordered_map<std::string, const RunRecord*>> runs_by_key(const std::vector<SensitivityCell>& cells) {
+  std::vector<std::unordered_map<std::string, const RunRecord*>> by_key(cells.size());
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    for (const RunRecord& r : cells[c].evidence.evidence.runs) by_key[c].emplace(pairing_id(cells[c], r), &r);
+  return by_key;
+}
+
+}  // namespace
+
 SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::size_t reference) {
   SensitivityMatrix m;
   m.cells = std::move(cells);
   m.reference = reference;
   const Evidence& ref = m.cells[reference].evidence.evidence;
-  std::vector<std::unordered_map<std::string, const RunRecord*>> by_id(m.cells.size());
-  for (std::size_t c = 0; c < m.cells.size(); ++c)
-    for (const RunRecord& r : m.cells[c].evidence.evidence.runs) by_id[c].emplace(r.id, &r);
+  const std::vector<std::unordered_map<std::string, const RunRecord*>> by_key = runs_by_key(m.cells);
   for (const RunRecord& run : ref.runs) {
     m.run_ids.push_back(run.id);
     std::vector<RunVsReference> row(m.cells.size());
     for (std::size_t c = 0; c < m.cells.size(); ++c) {
-      const auto it = by_id[c].find(run.id);
-      if (it != by_id[c].end()) row[c] = compare_run(run, *it->second);
+      const auto it = by_key[c].find(pairing_id(m.cells[c], run));
+      if (it != by_key[c].end()) row[c] = compare_run(run, *it->second);
     }
     m.runs.push_back(std::move(row));
   }
@@ -309,6 +409,7 @@ SensitivityMatrix build_sensitivity(std::vector<SensitivityCell> cells, std::siz
   attribute(m);
   predict(m);
   hold_out(m);
+  group_replicas(m, by_key);
   return m;
 }
 
@@ -327,6 +428,7 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
                      {"cpu_kernels", e.numerics && e.numerics->kernels ? OrderedJson(to_string(e.numerics->kernels->setting)) : OrderedJson(nullptr)},
                      {"numerics", e.numerics ? to_string(e.numerics->mode) : "reference"},
                      {"reference", c == m.reference},
+                     {"paired_by", cell.pair_ignoring_use_cache ? "id_ignoring_use_cache" : "id"},
                      {"runs", {{"identical", s.identical}, {"same_tokens", s.same_tokens}, {"diverged", s.diverged}, {"missing", s.missing},
                                {"identical_logits_equal", s.identical_logits_equal}}},
                      {"survival", s.survival}});
@@ -389,13 +491,48 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
                           {"caught", h.caught},
                           {"recall", optional_number(h.recall())},
                           {"cells", held_cells}};
+  OrderedJson groups = OrderedJson::array();
+  for (const ReplicaGroup& g : m.replica_groups) {
+    OrderedJson per_cell = OrderedJson::object();
+    for (std::size_t c = 0; c < m.cells.size(); ++c)
+      per_cell[m.cells[c].name] = {{"copies", g.present[c]},
+                                   {"distinct_completions", g.distinct[c]},
+                                   {"most_common", g.most_common[c]},
+                                   {"unlike_reference", g.unlike_reference[c]}};
+    groups.push_back({{"run", g.run}, {"copies", g.copies}, {"cells", per_cell}});
+  }
   return {{"schema", "genrepro.sensitivity/1"},
           {"reference", m.cells[m.reference].name},
           {"cells", cells},
           {"attribution", attribution},
           {"predictor", predictor},
           {"held_out_predictor", held_out},
+          {"replica_groups", groups},
           {"runs", runs}};
+}
+
+std::string replica_group_cell_text(const ReplicaGroup& g, std::size_t c) {
+  if (g.present[c] == 0) return "-";
+  std::string text = std::to_string(g.distinct[c]) + (g.distinct[c] == 1 ? " (all " : " (most common: ") +
+                     std::to_string(g.most_common[c]) + " of " + std::to_string(g.present[c]);
+  if (g.unlike_reference[c] > 0) text += "; " + std::to_string(g.unlike_reference[c]) + " unlike the reference's copy 0";
+  return text + ")";
+}
+
+std::string replica_groups_markdown(const SensitivityMatrix& m) {
+  std::ostringstream o;
+  o << "\n## Identical runs, distinct completions\n\nCopies of one run (the experiment's `replicas`) can differ only through "
+       "the arithmetic around them. Per cell: how many distinct completions the copies gave (1: every copy the same).\n\n| run (copy 0) | copies |";
+  for (const SensitivityCell& c : m.cells) o << " " << md(c.name) << " |";
+  o << "\n| --- | --- |";
+  for (std::size_t c = 0; c < m.cells.size(); ++c) o << " --- |";
+  o << "\n";
+  for (const ReplicaGroup& g : m.replica_groups) {
+    o << "| " << md(g.run) << " | " << g.copies << " |";
+    for (std::size_t c = 0; c < m.cells.size(); ++c) o << " " << replica_group_cell_text(g, c) << " |";
+    o << "\n";
+  }
+  return o.str();
 }
 
 std::string sensitivity_markdown(const SensitivityMatrix& m) {
@@ -445,6 +582,7 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
         << (c.recall() ? three_digits(*c.recall()) : "-") << " | " << c.flagged << " of " << c.steps << " ("
         << sensitivity_share_text(c.flagged, c.steps) << ") | " << (c.precision() ? three_digits(*c.precision()) : "-") << " |\n";
   }
+  if (!m.replica_groups.empty()) o << replica_groups_markdown(m);
   o << "\n## Runs\n\n= identical, ~ same tokens, kN diverged at new token N, ? missing\n\n| run |";
   for (const SensitivityCell& c : m.cells) o << " " << md(c.name) << " |";
   o << "\n| --- |";

@@ -27,7 +27,19 @@ struct SensitivityCell {
   std::string name;
   std::map<std::string, std::string> axes;
   EvidenceFile evidence;
+  // The cache axis (KV cache vs recompute) runs the experiments with use_cache set for every run,
+  // which is part of each run's id: such a cell's runs are paired with the reference's by the id
+  // they would have with the reference's use_cache (pairing_id), every other cell's by id.
+  bool pair_ignoring_use_cache = false;
 };
+
+// The id `r` would have with use_cache false: the same for a run and its KV-cache twin.
+std::string id_ignoring_use_cache(const RunRecord& r);
+// For --compare, where no axis says how a cell was made: `cell` is the cache axis' cell of
+// `reference` when every one of its runs has one use_cache, that is not every reference run's,
+// and ignoring use_cache pairs more of its runs with the reference's than their ids do (each id
+// unique either way). Such a cell is paired ignoring use_cache.
+bool made_with_use_cache_forced(const Evidence& reference, const Evidence& cell);
 
 enum class CellClass { identical, same_tokens, diverged, missing };
 const char* to_string(CellClass c);  // "identical", "same_tokens", "diverged", "missing"
@@ -112,6 +124,20 @@ struct HeldOutPredictor {
   }
 };
 
+// Issue 22's classic experiment: the copies of one run (an entry's "replicas"), which can differ
+// only through the arithmetic around them (an inexact batch puts copies in different rows). Per
+// cell, how many distinct completions (output ids) its copies gave.
+struct ReplicaGroup {
+  std::string run;                        // copy 0's id, as the reference cell has it
+  std::size_t copies = 0;                 // copies in the reference cell (>= 2)
+  std::vector<std::size_t> present;       // [cell] copies the cell holds
+  std::vector<std::size_t> distinct;      // [cell] distinct completions among them
+  std::vector<std::size_t> most_common;   // [cell] copies that gave the most common completion
+  // [cell] copies whose completion is not the reference cell's copy 0's: one distinct completion
+  // can still be another than the reference's (every row of a batch rounding alike).
+  std::vector<std::size_t> unlike_reference;
+};
+
 struct SensitivityMatrix {
   std::vector<SensitivityCell> cells;
   std::size_t reference = 0;
@@ -121,6 +147,7 @@ struct SensitivityMatrix {
   std::vector<AxisEffect> attribution;
   MarginPredictor predictor;
   HeldOutPredictor held_out;
+  std::vector<ReplicaGroup> replica_groups;  // in the order of their copy 0 in the reference
 };
 
 // Every cell against cells[reference]. Runs only some cells hold are "missing" in the others;
@@ -135,6 +162,9 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m);
 std::string sensitivity_share_text(std::size_t part, std::size_t whole);
 std::string sensitivity_axes_text(const std::map<std::string, std::string>& axes);
 std::string sensitivity_markdown(const SensitivityMatrix& m);
+// "1 (all 64 of 64)", "2 (most common: 48 of 64; 16 unlike the reference's copy 0)", "-" when the cell holds no copy: a replica
+// group in one cell, as the Markdown and the HTML page write it.
+std::string replica_group_cell_text(const ReplicaGroup& g, std::size_t c);
 // One paragraph: what the held-out predictor found, or why there is no held-out recall (the
 // Markdown and the HTML page say the same).
 std::string held_out_summary(const HeldOutPredictor& h);

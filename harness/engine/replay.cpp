@@ -19,6 +19,7 @@
 #include "engine/samplers.hpp"
 #include "engine/step_evidence.hpp"
 #include "engine/token_picker.hpp"
+#include "evidence/logits_digest.hpp"
 #include "plan/plan_checks.hpp"
 #include "tokenizer/tokenizer.hpp"
 
@@ -148,6 +149,17 @@ void compare_stages(const StepRecord& golden, const std::vector<StageKept>& now,
   }
 }
 
+// The golden step's digest against this replay's logits, when the golden recorded one by the
+// algorithm this build computes (another algorithm's value cannot be compared).
+void compare_digest(const StepRecord& golden, const torch::Tensor& logits, int64_t step, ReplayRun& out) {
+  if (!golden.logits_digest) return;
+  const std::string now = logits_row_digest(logits);
+  if (logits_digest_algorithm(*golden.logits_digest) != logits_digest_algorithm(now)) return;
+  ++out.digests.compared;
+  if (now == *golden.logits_digest) ++out.digests.equal;
+  else if (!out.digests.first_difference) out.digests.first_difference = step;
+}
+
 // A framework run (hf or llama.cpp): the chain reads the history (penalties, n-gram bans, minimum
 // lengths) and llama.cpp's draws inside it, so each step goes through the run's own
 // FrameworkSampler, seeded as the run was and given the golden prefix as its history, exactly as
@@ -163,6 +175,7 @@ void replay_framework_tokens(const GoldenRun& g, LogitsSource& source, int64_t e
     const int64_t step = static_cast<int64_t>(i);
     const int64_t token = golden.output_ids[i];
     const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
+    compare_digest(golden.steps[i], logits, step, out);
     const FrameworkStep now = sampler->step(logits, ChainHistory{ids, prompt_length, eos_token_id}, /*pick=*/true);
     const StepRecord described = describe_step(StepInputs{logits, now.final_probs, argmax, 1.0, 0}, token, no_text);
     out.logp.add(golden.steps[i].prob, described.prob, step, token);
@@ -187,6 +200,7 @@ void replay_tokens(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
     const int64_t step = static_cast<int64_t>(i);
     const int64_t token = golden.output_ids[i];
     const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
+    compare_digest(golden.steps[i], logits, step, out);
     const torch::Tensor probs = final_distribution(logits, greedy, chain);
     // prob and prob_t1 do not depend on the table's temperature; no candidates are listed.
     const StepRecord now = describe_step(StepInputs{logits, probs, greedy, 1.0, 0}, token, no_text);
@@ -205,6 +219,7 @@ void replay_first_prediction(const GoldenRun& g, LogitsSource& source, int64_t e
   const std::vector<int64_t>& prompt = g.record.result.prompt_ids;
   bool greedy = is_greedy(params.sampling);
   const torch::Tensor logits = source.next_logits(prompt).to(torch::kFloat32);
+  compare_digest(golden, logits, 0, out);
   torch::Tensor probs;
   if (params.sampling.framework == Framework::article) {
     probs = final_distribution(logits, greedy, build_sampler_chain(params.sampling));

@@ -115,6 +115,27 @@ void sens_add_held_out(const SensitivityMatrix& m, sections::Builder& out) {
                         {false, true, true, true, true, true, true}, rows, {}, {}});
 }
 
+// Issue 22's classic experiment: identical runs and how many completions each cell made of them.
+void sens_add_replica_groups(const SensitivityMatrix& m, sections::Builder& out) {
+  if (m.replica_groups.empty()) return;
+  out.heading("Identical runs, distinct completions");
+  out.paragraph("Copies of one run (the experiment's replicas) can differ only through the arithmetic around them, such "
+                "as the rows of an inexact batch. Per cell: how many distinct completions the copies gave (1: every copy the same).");
+  std::vector<std::string> header = {"run (copy 0)", "copies"};
+  std::vector<bool> numeric = {false, true};
+  for (const SensitivityCell& c : m.cells) {
+    header.push_back(c.name);
+    numeric.push_back(false);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const ReplicaGroup& g : m.replica_groups) {
+    std::vector<std::string> row = {g.run, std::to_string(g.copies)};
+    for (std::size_t c = 0; c < m.cells.size(); ++c) row.push_back(replica_group_cell_text(g, c));
+    rows.push_back(std::move(row));
+  }
+  out.table(ReportTable{header, numeric, rows, {}, {}});
+}
+
 }  // namespace
 
 const char* class_color(CellClass c) {
@@ -203,6 +224,7 @@ ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
   sens_add_attribution(m, b);
   sens_add_predictor(m, b);
   sens_add_held_out(m, b);
+  sens_add_replica_groups(m, b);
   assign_anchors(page);
   return page;
 }

@@ -35,7 +35,11 @@ const std::vector<std::string> kTopKeys = {"name",           "description", "pro
 // The order of kRunKeys (after mode) is the grid's nesting order: the first varies slowest.
 const std::vector<std::string> kRunKeys = {"mode",       "temperature", "top_k",          "top_p",
                                            "seed",       "sampler_order", "top_p_rule",   "rng",
-                                           "max_new_tokens", "stop_at_eos", "use_cache"};
+                                           "max_new_tokens", "stop_at_eos", "use_cache", "replicas"};
+// Issue 22: "replicas": N repeats each run of its entry N times, identically (RunParams::replica):
+// the innermost axis of the entry's grid, and never itself a grid (a list is refused).
+const std::string kReplicasKey = "replicas";
+constexpr int64_t kMaxReplicas = 10000;
 const std::vector<std::string> kRecordKeys = {"top_candidates"};
 // Issue 23: the key that picks a framework's controls (spec/framework_params.hpp), nested outside
 // every other axis, and the frameworks' own keys (control_keys()), nested inside them.
@@ -105,6 +109,8 @@ std::string allowed_for(const std::string& key) {
   if (key == "max_new_tokens") return "an integer >= 0 (0 records only the first prediction)";
   if (key == "stop_at_eos" || key == "use_cache") return "true or false";
   if (key == "top_candidates") return "an integer >= 0";
+  if (key == kReplicasKey)
+    return "an integer from 1 to " + std::to_string(kMaxReplicas) + " (identical copies of each run of the entry; not a list)";
   if (key == kFrameworkKey) return "one of {" + joined(framework_names(), ", ") + "}";
   if (find_control_key(key)) return control_allowed(key);
   return "?";
@@ -207,6 +213,8 @@ class SpecReader {
     } else if (key == "stop_at_eos" || key == "use_cache") {
       if (!v.is_boolean()) fail_value(where, v, allowed_for(key));
       (key == "stop_at_eos" ? p.stop_at_eos : p.use_cache) = v.get<bool>();
+    } else if (key == "replica") {  // an axis replicas_axis made: 0 .. N-1, already checked
+      p.replica = v.get<int64_t>();
     }
   }
 
@@ -312,6 +320,17 @@ struct RunEntry {
   std::vector<std::vector<std::pair<json, std::string>>> axes;         // values (and where) per axis
 };
 
+// "replicas": N as the grid axis "replica" = 0 .. N-1, innermost (it varies fastest), so the copies
+// of a run are neighbours in the expansion and in a batch.
+std::vector<std::pair<json, std::string>> replicas_axis(const SpecReader& r, const json& v, const std::string& where) {
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxReplicas ||
+      (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(kMaxReplicas)))
+    r.fail_value(where, v, allowed_for(kReplicasKey));
+  std::vector<std::pair<json, std::string>> copies;
+  for (int64_t k = 0; k < v.get<int64_t>(); ++k) copies.emplace_back(json(k), where);
+  return copies;
+}
+
 RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::string& where, const json& root) {
   RunEntry out;
   out.source = where;
@@ -341,7 +360,7 @@ RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::stri
   std::vector<std::string> keys(kRunKeys.begin(), kRunKeys.end());
   for (const std::string& c : control_key_names()) keys.push_back(c);
   for (const std::string& key : keys) {
-    if (key == "mode") continue;
+    if (key == "mode" || key == kReplicasKey) continue;
     std::string at = child(where, key);
     const json* value = nullptr;
     if (entry.contains(key)) {
@@ -364,6 +383,10 @@ RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::stri
     if (value == nullptr) continue;
     out.keys.push_back(key);
     out.axes.push_back(r.axis_values(key, *value, at, frameworks));
+  }
+  if (entry.contains(kReplicasKey)) {
+    out.keys.push_back("replica");
+    out.axes.push_back(replicas_axis(r, entry[kReplicasKey], child(where, kReplicasKey)));
   }
   if (out.mode == DecodeMode::sample && !entry.contains("seed")) {
     bool all_first_prediction = false;
@@ -434,6 +457,7 @@ nlohmann::ordered_json params_to_json(const RunParams& p) {
   j["stop_at_eos"] = p.stop_at_eos;
   j["use_cache"] = p.use_cache;
   j["top_candidates"] = p.top_candidates;
+  if (p.replica > 0) j["replica"] = p.replica;  // copy 0 is the run itself: its params (and id) unchanged
   // Issue 23: a framework run records its framework and every control it has, resolved. An
   // article run writes none of them, so its params (and run id) are what they always were.
   if (s.framework != Framework::article) {
@@ -497,6 +521,14 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
   p.stop_at_eos = need("stop_at_eos", &json::is_boolean, "true or false").get<bool>();
   p.use_cache = need("use_cache", &json::is_boolean, "true or false").get<bool>();
   p.top_candidates = need("top_candidates", &json::is_number_integer, "an integer").get<int64_t>();
+  if (j.contains("replica")) {
+    const json& v = j["replica"];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() >= kMaxReplicas ||
+        (v.is_number_unsigned() && v.get<uint64_t>() >= uint64_t(kMaxReplicas)))
+      throw SpecError(where + ".replica = " + shown(v) + " is not allowed; allowed: an integer from 1 to " +
+                      std::to_string(kMaxReplicas - 1) + " (copy 0 of a run writes no replica)");
+    p.replica = v.get<int64_t>();
+  }
   if (s.framework != Framework::article) {
     for (const ControlKey& k : control_keys()) {
       if (!framework_has(s.framework, k)) continue;
@@ -540,6 +572,7 @@ std::string run_id(const std::string& experiment, int64_t prompt_index, const st
     if (s.top_p < 1.0) summary += "-p" + short_number(s.top_p);
     summary += "-s" + std::to_string(s.seed);
   }
+  if (p.replica > 0) summary += "-r" + std::to_string(p.replica);
   // nlohmann's json keeps object keys sorted and dumps doubles in their shortest round-trip
   // form, so this text is canonical: the same parameters always hash the same.
   // The params as the experiment gave them: a control's text, like the prompt's, is hashed as

@@ -130,6 +130,10 @@ struct RunParams {
   bool stop_at_eos = true;
   bool use_cache = false;       // false = the article's use_cache=False: recompute every step
   int64_t top_candidates = 5;   // how many candidates each step record lists
+  // Issue 22: the k-th copy of an otherwise identical run (an entry's "replicas": N gives copies
+  // 0 .. N-1). Copy 0 is the run itself and writes no replica, so its id is the run's id; the
+  // engine never reads it: copies differ only where the arithmetic around them (a batch) does.
+  int64_t replica = 0;
 };
 
 // The names written in experiment files and evidence: "greedy", "temperature", "hf", "portable".

@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 SKIP = 77
-CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference;batch=1;blas=openblas"
+CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference;batch=1;blas=openblas;cache=as-written"
 PLANTED_STEP, PICK, TWIN = 3, 49167, 50201  # new token 4
 
 

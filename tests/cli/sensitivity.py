@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
-"""genrepro sensitivity (docs/sensitivity.md), as a user's process runs it: four cells (the
-reference, a native BLAS kernel, tiled numerics, Netlib's reference BLAS) of a small experiment,
-each a child `genrepro run` whose evidence is kept in DIR/cells/.
+"""genrepro sensitivity (docs/sensitivity.md), as a user's process runs it: five cells (the
+reference, a native BLAS kernel, tiled numerics, every run forced to the KV cache, Netlib's
+reference BLAS) of a small experiment, each a child `genrepro run` whose evidence is kept in DIR/cells/.
 
 - each cell's evidence records the kernel, numerics mode and BLAS library its cell asked for (the
   child's environment reached OpenBLAS, and the loader, before they loaded); the reference-BLAS
   cell's ATen kernels are the reference cell's, so only the BLAS changed;
 - every run's class in sensitivity.json equals the class this script computes from the cells'
   evidence files on its own (identical / same_tokens / diverged at new token N);
-- --compare on the same evidence files gives the same classes;
+- the KV-cache cell ran every run with use_cache true and is paired with the reference by the id
+  each run has with use_cache false (computed here from docs/experiments.md's formula);
+- --compare on the same evidence files gives the same classes (and pairs that cell the same way);
 - an axis value the machine does not offer is exit 2 with one line naming it;
 - sensitivity.json validates against docs/schema/sensitivity.schema.json (python3-jsonschema).
 """
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -24,12 +27,12 @@ EXPERIMENT = {
     "max_new_tokens": 8,
     "stop_at_eos": True,
     "use_cache": False,
-    "runs": [{"mode": "greedy"},
+    "runs": [{"mode": "greedy", "replicas": 3},
              {"mode": "sample", "temperature": 1.0, "top_p": 0.9, "seed": [1, 2],
               "sampler_order": ["temperature", "top_p"], "top_p_rule": "article", "rng": "torch"}],
     "record": {"top_candidates": 5},
 }
-CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference,tiled;batch=1"
+CELLS = "kernels=portable,native:Sandybridge;threads=1;numerics=reference,tiled;batch=1;cache=as-written,cached"
 REFERENCE_BLAS = "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3"  # Debian's libblas3 (scripts/setup.sh)
 STEP_FIELDS = ["token_id", "prob", "prob_t1", "kept", "rest_mass", "margin", "logit_margin", "entropy", "top", "logits_digest"]
 
@@ -54,6 +57,43 @@ def logits_check(ref, other):
     return "equal" if all(x["logits_digest"] == y["logits_digest"] for x, y in zip(a, b)) else "differ"
 
 
+def id_ignoring_use_cache(run):
+    """The id the run would have with use_cache false, by docs/experiments.md's formula (not genrepro's code)."""
+    params = dict(run["params"])
+    params["use_cache"] = False
+    text = json.dumps({"params": params, "prompt": run["prompt"]}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return run["id"].rsplit("-", 1)[0] + "-" + hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def runs_by_pairing(matrix, cell, evidence):
+    paired_by = next(c["paired_by"] for c in matrix["cells"] if c["name"] == cell)
+    key = id_ignoring_use_cache if paired_by == "id_ignoring_use_cache" else (lambda r: r["id"])
+    return {key(r): r for r in evidence["runs"]}
+
+
+def check_replica_groups(matrix, evidence_by_cell, failures):
+    """The copies of the greedy run: their distinct completions per cell, counted here from the evidence."""
+    ref = evidence_by_cell[matrix["reference"]]
+    copies = [r for r in ref["runs"] if r["params"]["mode"] == "greedy"]
+    groups = matrix.get("replica_groups", [])
+    if len(groups) != 1 or groups[0]["copies"] != 3 or groups[0]["run"] != copies[0]["id"] or "replica" in copies[0]["params"]:
+        failures.append(f"replica_groups {groups}: expected one group of 3 copies, copy 0 {copies[0]['id']} (no params.replica)")
+        return
+    if [r["params"].get("replica", 0) for r in copies] != [0, 1, 2]:
+        failures.append(f"the copies' params.replica: {[r['params'].get('replica') for r in copies]}")
+    for cell, got in groups[0]["cells"].items():
+        runs = runs_by_pairing(matrix, cell, evidence_by_cell[cell])
+        outputs = [tuple(runs[r["id"]]["output_ids"]) for r in copies if r["id"] in runs]
+        want = {"copies": len(outputs), "distinct_completions": len(set(outputs)),
+                "most_common": max((outputs.count(o) for o in outputs), default=0),
+                "unlike_reference": sum(o != tuple(copies[0]["output_ids"]) for o in outputs)}
+        if got != want:
+            failures.append(f"replica group in {cell}: sensitivity.json says {got}, the evidence says {want}")
+        # Each copy alone, or in no batch: the same input gives the same bits, so one completion.
+        if want["distinct_completions"] != 1:
+            failures.append(f"{cell}: {want['distinct_completions']} distinct completions of 3 copies decoded alone")
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -64,7 +104,7 @@ def check_matrix(matrix, evidence_by_cell, failures, label):
     ref_runs = {r["id"]: r for r in evidence_by_cell[ref_name]["runs"]}
     for run in matrix["runs"]:
         for cell, got in run["cells"].items():
-            other = {r["id"]: r for r in evidence_by_cell[cell]["runs"]}.get(run["id"])
+            other = runs_by_pairing(matrix, cell, evidence_by_cell[cell]).get(run["id"])
             if other is None:
                 expected = ("missing", None)
             else:
@@ -113,7 +153,7 @@ def main():
     if matrix.get("schema") != "genrepro.sensitivity/1":
         failures.append(f"schema is {matrix.get('schema')!r}")
     names = [c["name"] for c in matrix["cells"]]
-    want_cells = 4 if with_reference_blas else 3
+    want_cells = 5 if with_reference_blas else 4
     if len(names) != want_cells or matrix["reference"] != names[0]:
         failures.append(f"cells {names}, reference {matrix['reference']}: expected {want_cells} cells, the first the reference")
     evidence = {}
@@ -136,6 +176,12 @@ def main():
             failures.append(f"{c['name']}: blas {blas['vendor']}, the cell asked for OpenBLAS (the default)")
         if core != want_core:
             failures.append(f"{c['name']}: the child's OpenBLAS loaded {core}, the cell asked for {want_core}")
+        forced = c["axes"].get("cache", "as-written")
+        want_cache = [forced == "cached"] * len(e["runs"])
+        if [r["params"]["use_cache"] for r in e["runs"]] != want_cache:
+            failures.append(f"{c['name']}: use_cache {[r['params']['use_cache'] for r in e['runs']]}, the cell asked for {forced}")
+        if c["paired_by"] != ("id" if forced == "as-written" else "id_ignoring_use_cache"):
+            failures.append(f"{c['name']}: paired_by {c['paired_by']} with cache={forced}")
         if mode != c["axes"]["numerics"]:
             failures.append(f"{c['name']}: numerics.mode {mode}, the cell asked for {c['axes']['numerics']}")
     atens = {n: evidence[n]["numerics"]["cpu_kernels"]["aten_capability"] for n in names
@@ -143,8 +189,9 @@ def main():
     if len(set(atens.values())) != 1:
         failures.append(f"ATen kernels differ between the reference cell and the reference-BLAS cell: {atens}")
     check_matrix(matrix, evidence, failures, "sensitivity")
-    if len(matrix["runs"]) != 3:
-        failures.append(f"{len(matrix['runs'])} runs in the matrix; the experiment has 3")
+    if len(matrix["runs"]) != 5:
+        failures.append(f"{len(matrix['runs'])} runs in the matrix; the experiment has 5 (3 copies of the greedy run)")
+    check_replica_groups(matrix, evidence, failures)
     for page in ("sensitivity.md", "sensitivity.html"):
         if not os.path.exists(os.path.join(out, page)):
             failures.append("no " + page)

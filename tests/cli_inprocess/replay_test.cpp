@@ -46,6 +46,11 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     nlohmann::json tampered = evidence;
     scale_step_probabilities(tampered["runs"][0]["steps"][kTamperedStep], kProbFactor);
     dir_->write("tampered_prob.json", tampered.dump(2));
+    // Issue 22: one step's logits digest changed (a valid digest of other logits): the replay's
+    // own logits no longer hash to it, while every probability still agrees.
+    nlohmann::json digest = evidence;
+    digest["runs"][0]["steps"][kTamperedStep]["logits_digest"] = "xxh64:0000000000000000";
+    dir_->write("tampered_digest.json", digest.dump(2));
     nlohmann::json other = evidence;
     other["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
     dir_->write("other_model.json", other.dump(2));
@@ -73,13 +78,18 @@ const std::string kModel = tiny_model();
 
 const std::vector<CliCase> kCases = {
     {"agrees", {"replay", "{replay}/evidence.json", "--model", kModel}, 0,
-     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0 +- +0 +0 +0 +same +ok\n.*replay_small/p0/sample-t2[-a-z0-9]* +recompute +5 top .* ok\nreplay: 5 runs, 5 within tolerance 0.0001, 0 beyond)re",
+     R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0 +- +0 +0 +0 +same +ok\n.*replay_small/p0/sample-t2[-a-z0-9]* +recompute +5 top .* ok\nlogits: 5 of 5 runs bit-identical to the golden at every step \(digests\)\nreplay: 5 runs, 5 within tolerance 0.0001, 0 beyond)re",
      R"re(^model: )re"},
     {"json", {"replay", "{replay}/evidence.json", "--model", kModel, "--json", "--forward", "cached", "--threads", "2"}, 0,
      R"re("schema": "genrepro.replay/1",\n  "within": true,.*"forward": "cached")re", ""},
     {"tampered_prob", {"replay", "{replay}/tampered_prob.json", "--model", kModel}, 1,
      R"re(replay_small/p0/greedy-[0-9a-f]+ +recompute +6 +0.105 +3 .* BEYOND\n.*replay: 5 runs, 4 within tolerance 0.0001, 1 beyond)re",
      ""},
+    {"tampered_digest", {"replay", "{replay}/tampered_digest.json", "--model", kModel}, 0,
+     R"re(\nlogits: 4 of 5 runs bit-identical to the golden at every step \(digests\); 1 differs \(first: replay_small/p0/greedy-[0-9a-f]+ from new token 3 \(steps\[2\]\)\)\nreplay: 5 runs, 5 within tolerance)re",
+     ""},
+    {"tampered_digest_json", {"replay", "{replay}/tampered_digest.json", "--model", kModel, "--json"}, 0,
+     R"re("logits_digests": \{\n\s+"compared": 6,\n\s+"equal": 5,\n\s+"first_difference": 2\n)re", ""},
     {"tampered_prob_looser_tolerance", {"replay", "{replay}/tampered_prob.json", "--model", kModel, "--logprob-tolerance", "0.2"},
      0, R"re(5 within tolerance 0.2)re", ""},
     {"model_mismatch", {"replay", "{replay}/other_model.json", "--model", kModel}, 2, "",

@@ -236,7 +236,7 @@ TEST(ExperimentSpecErrors, OutOfRangeValuesUseTheSharedWords) {
 TEST(ExperimentSpecErrors, UnknownKeysSuggestTheNearest) {
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temprature": 0.5, "seed": 1})")),
             "experiments/x.json: runs[0].temprature: unknown key; did you mean \"temperature\"? (known here: mode, "
-            "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache)");
+            "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache, replicas)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy"})", R"("promts": ["a"], )")),
             "experiments/x.json: promts: unknown key; did you mean \"prompts\"? (known here: name, description, "
             "prompts, max_new_tokens, stop_at_eos, use_cache, runs, record)");
