@@ -327,22 +327,37 @@ std::string with_use_cache(const std::string& path, bool use_cache) {
   return text;
 }
 
-// The experiment files a cell's child runs: the user's own, or copies with use_cache forced
-// (written next to the cell's evidence, so the evidence's experiments[].path names what ran).
-std::vector<std::string> cell_experiments(const SensitivityOptions& o, const std::map<std::string, std::string>& cell,
-                                          const std::string& cell_dir, const std::string& name) {
-  const std::string& cache = cell.at("cache");
-  if (cache == kCacheAsWritten) return o.inputs;
-  const fs::path dir = fs::path(cell_dir) / (name + ".experiments");
-  fs::create_directories(dir);
-  std::vector<std::string> copies;
-  for (std::size_t i = 0; i < o.inputs.size(); ++i) {
-    const fs::path copy = dir / (std::to_string(i) + "-" + fs::path(o.inputs[i]).filename().string());
-    write_file_atomically(copy.string(), with_use_cache(o.inputs[i], cache == "cached"));
-    copies.push_back(copy.string());
+// The experiment files a cell's child runs: the user's own, or copies with use_cache forced,
+// made (and refused) before anything is written, then written next to the cell's evidence so the
+// evidence's experiments[].path names what ran.
+class CellExperiments {
+ public:
+  CellExperiments(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& cell_dir,
+                  const std::string& name)
+      : inputs_(o.inputs), dir_(fs::path(cell_dir) / (name + ".experiments")) {
+    const std::string& cache = cell.at("cache");
+    if (cache == kCacheAsWritten) return;
+    for (const std::string& input : inputs_) texts_.push_back(with_use_cache(input, cache == "cached"));
   }
-  return copies;
-}
+
+  // The paths to give the child; writes the copies the first time.
+  std::vector<std::string> paths() const {
+    if (texts_.empty()) return inputs_;
+    fs::create_directories(dir_);
+    std::vector<std::string> copies;
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      const fs::path copy = dir_ / (std::to_string(i) + "-" + fs::path(inputs_[i]).filename().string());
+      write_file_atomically(copy.string(), texts_[i]);
+      copies.push_back(copy.string());
+    }
+    return copies;
+  }
+
+ private:
+  std::vector<std::string> inputs_;
+  fs::path dir_;
+  std::vector<std::string> texts_;  // empty: the user's files, as written
+};
 
 bool names_axis(const std::string& cells_text, const std::string& axis) {
   for (const std::string& item : split(cells_text, ';'))
@@ -356,6 +371,9 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
   if (!names_axis(o.cells, "cache")) axes["cache"] = default_cache_values(o.inputs);
   const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(axes);
   const std::string cell_dir = (fs::path(o.out) / "cells").string();
+  // Every cell's experiment files first: a forced cache cell refused costs no cell already run.
+  std::vector<CellExperiments> experiments;
+  for (const auto& cell : cells) experiments.emplace_back(o, cell, cell_dir, cell_name(cell));
   fs::create_directories(cell_dir);
   io.err << "sensitivity: " << cells.size() << " cells (the reference, then one axis changed at a time), each a 'genrepro run' of "
          << o.inputs.size() << " experiment file(s); the evidence goes to " << cell_dir << "\n";
@@ -372,7 +390,7 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     {
       const PreferredBlasDir preferred(blas);  // removed when the child is done
       exit = spawn_child(child_command(o, cells[i], evidence, preferred.library_path(inherited ? inherited : ""),
-                                       cell_experiments(o, cells[i], cell_dir, name)),
+                                       experiments[i].paths()),
                          log);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
