@@ -14,6 +14,7 @@
 #include "cli/verbs.hpp"
 #include "model/model_config.hpp"
 #include "plan/plan_checks.hpp"
+#include "plan/run_cost.hpp"
 #include "plan/run_plan.hpp"
 #include "spec/experiment_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
@@ -25,16 +26,6 @@ namespace genrepro::cli {
 
 namespace {
 
-// The time estimate's cost model, per step: one pass over the weights at matrix-vector speed
-// (2 FLOPs per weight; ~2 GFLOP/s, measured on one core here for the GPT-2-small-shaped fixture
-// with the KV cache, 8.4 tokens/s), each further position the step computes (a recompute step
-// computes the whole sequence) at matrix-matrix speed (~30 GFLOP/s, measured as the tiny
-// fixture's recompute rate), and a fixed overhead that dominates tiny models. It says how long,
-// roughly; the evidence's timing says how long exactly.
-constexpr double kVectorFlopsPerSecond = 2.0e9;
-constexpr double kMatrixFlopsPerSecond = 30.0e9;
-constexpr double kStepOverheadSeconds = 2e-3;
-
 struct PlanOptions {
   std::vector<std::string> experiments;
   ModelChoice model;
@@ -43,23 +34,6 @@ struct PlanOptions {
   bool json = false;
   int64_t max_runs = static_cast<int64_t>(kDefaultMaxRuns);
 };
-
-double weights(const Gpt2Config& c) {
-  const double C = static_cast<double>(c.n_embd);
-  return 12.0 * static_cast<double>(c.n_layer) * C * C + static_cast<double>(c.vocab_size) * C;
-}
-
-// Seconds one run takes at most (every token up to its cap), by the cost model above.
-double estimated_seconds(const ExpandedRun& run, int64_t prompt_tokens, const Gpt2Config& c) {
-  const double flops = 2.0 * weights(c);
-  double seconds = 0;
-  for (int64_t t = 0; t < std::max<int64_t>(run.params.max_new_tokens, 1); ++t) {
-    const int64_t positions = run.params.use_cache ? (t == 0 ? prompt_tokens : 1) : prompt_tokens + t;
-    seconds += flops / kVectorFlopsPerSecond + static_cast<double>(positions - 1) * flops / kMatrixFlopsPerSecond +
-               kStepOverheadSeconds;
-  }
-  return seconds;
-}
 
 std::string short_number(double v) {
   char text[32];
@@ -90,7 +64,7 @@ int run_plan(const PlanOptions& o, Console& io) {
     if (in_shard) {
       ++selected;
       new_tokens += run.params.max_new_tokens;
-      seconds += estimated_seconds(run, prompt_tokens, config);
+      seconds += estimated_run_seconds(run, prompt_tokens, config);
     }
     runs.push_back({{"index", i},
                     {"id", run.id},

@@ -28,7 +28,13 @@
 #include "evidence/evidence.hpp"
 #include "evidence/numerics_record.hpp"
 #include "report/sensitivity_page.hpp"
+#include "cli/model_choice.hpp"
+#include "model/model_config.hpp"
+#include "plan/plan_checks.hpp"
+#include "plan/run_cost.hpp"
+#include "plan/run_plan.hpp"
 #include "spec/experiment_spec.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/bounded_read.hpp"
 #include "util/json_text.hpp"
@@ -67,6 +73,7 @@ struct SensitivityOptions {
   std::string out;
   std::string cells;       // --cells AXIS=V,V;AXIS=V
   std::string reference;   // --compare: the reference file (default: the first)
+  bool plan = false;       // say what would run, and roughly how long, and run nothing
   int threads = 2;         // the largest --threads value of the threads axis
   ModelChoice model;
 };
@@ -334,30 +341,110 @@ class CellExperiments {
  public:
   CellExperiments(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& cell_dir,
                   const std::string& name)
-      : inputs_(o.inputs), dir_(fs::path(cell_dir) / (name + ".experiments")) {
+      : paths_(o.inputs) {
     const std::string& cache = cell.at("cache");
     if (cache == kCacheAsWritten) return;
-    for (const std::string& input : inputs_) texts_.push_back(with_use_cache(input, cache == "cached"));
+    const fs::path dir = fs::path(cell_dir) / (name + ".experiments");
+    for (std::size_t i = 0; i < paths_.size(); ++i) {
+      texts_.push_back(with_use_cache(paths_[i], cache == "cached"));
+      paths_[i] = (dir / (std::to_string(i) + "-" + fs::path(paths_[i]).filename().string())).string();
+    }
   }
 
-  // The paths to give the child; writes the copies the first time.
-  std::vector<std::string> paths() const {
-    if (texts_.empty()) return inputs_;
-    fs::create_directories(dir_);
-    std::vector<std::string> copies;
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      const fs::path copy = dir_ / (std::to_string(i) + "-" + fs::path(inputs_[i]).filename().string());
-      write_file_atomically(copy.string(), texts_[i]);
-      copies.push_back(copy.string());
+  bool forced() const { return !texts_.empty(); }
+  // The files the child is given.
+  const std::vector<std::string>& paths() const { return paths_; }
+  // Writes the copies (nothing for the user's own files).
+  void write() const {
+    for (std::size_t i = 0; i < texts_.size(); ++i) {
+      fs::create_directories(fs::path(paths_[i]).parent_path());
+      write_file_atomically(paths_[i], texts_[i]);
     }
-    return copies;
   }
 
  private:
-  std::vector<std::string> inputs_;
-  fs::path dir_;
+  std::vector<std::string> paths_;
   std::vector<std::string> texts_;  // empty: the user's files, as written
 };
+
+// The plan's time estimate per cell, before any cell runs: every cell starts a genrepro run
+// (libtorch's start and the numerics probe, ~1.2 s measured per process on the tiny fixture),
+// then runs the experiments by `genrepro plan`'s cost model on the cell's threads. A BLAS other than
+// OpenBLAS is Netlib's unblocked sgemm here: 5x slower, measured on the article's matrix.
+constexpr double kCellStartSeconds = 1.2;
+constexpr double kNetlibBlasSlowdown = 5.0;
+
+struct CellEstimate {
+  std::size_t runs = 0;
+  double seconds = 0;
+};
+
+class MatrixCost {
+ public:
+  MatrixCost(const SensitivityOptions& o) {
+    const ModelFiles files = resolve_chosen_model(o.model);
+    config_ = read_gpt2_config(files.config);
+    const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
+    check_vocabularies(config_, files.config, tokenizer, files.vocab);
+    plan_ = plan_runs(load_experiments(o.inputs, kMaxRunsCeiling), Shard{}, config_, tokenizer);
+  }
+
+  CellEstimate of(const std::map<std::string, std::string>& cell) const {
+    CellEstimate e;
+    double seconds = 0;
+    const std::string& cache = cell.at("cache");
+    for (std::size_t i = 0; i < plan_.runs.size(); ++i) {
+      ExpandedRun run = plan_.runs[i];
+      if (cache != kCacheAsWritten) run.params.use_cache = cache == "cached";
+      seconds += estimated_run_seconds(run, static_cast<int64_t>(plan_.prompt_ids[i].size()), config_);
+    }
+    e.runs = plan_.runs.size();
+    const double concurrent = std::min<double>(std::stod(cell.at("threads")), std::max<double>(double(e.runs), 1));
+    const double slowdown = blas_library(cell.at("blas")).openblas ? 1.0 : kNetlibBlasSlowdown;
+    e.seconds = kCellStartSeconds + seconds * slowdown / concurrent;
+    return e;
+  }
+
+ private:
+  Gpt2Config config_;
+  RunPlan plan_;
+};
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, s < 10 ? "%.1f s" : "%.0f s", s);
+  return text;
+}
+
+std::string command_text(const ChildCommand& c) {
+  std::string text;
+  for (const auto& [k, v] : c.env_set) text += k + "=" + v + " ";
+  text += "genrepro";
+  for (const std::string& a : c.args) text += " " + a;
+  return text;
+}
+
+// --plan: every cell's child command and estimate, nothing run or written.
+int print_plan(const SensitivityOptions& o, const std::vector<std::map<std::string, std::string>>& cells,
+               const std::vector<CellExperiments>& experiments, const std::vector<CellEstimate>& estimates,
+               const std::string& cell_dir, Console& io) {
+  double total = 0;
+  std::size_t runs = 0;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const std::string name = cell_name(cells[i]);
+    const std::string evidence = (fs::path(cell_dir) / (name + ".json")).string();
+    const std::string library = blas_library(cells[i].at("blas")).openblas ? "" : "<private dir with " + cells[i].at("blas") + "'s libblas.so.3>";
+    io.out << "cell " << (i + 1) << "/" << cells.size() << " " << name << (i == 0 ? " (reference)" : "") << ": " << estimates[i].runs
+           << " runs, roughly " << seconds_text(estimates[i].seconds)
+           << (experiments[i].forced() ? " (the experiment files copied with use_cache forced)" : "") << "\n  "
+           << command_text(child_command(o, cells[i], evidence, library, experiments[i].paths())) << "\n";
+    total += estimates[i].seconds;
+    runs += estimates[i].runs;
+  }
+  io.out << "plan: " << cells.size() << " cells, " << runs << " runs, roughly " << seconds_text(total)
+         << " (genrepro plan's cost model plus " << kCellStartSeconds << " s to start each cell; a rough estimate)\n";
+  return kExitOk;
+}
 
 bool names_axis(const std::string& cells_text, const std::string& axis) {
   for (const std::string& item : split(cells_text, ';'))
@@ -374,9 +461,18 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
   // Every cell's experiment files first: a forced cache cell refused costs no cell already run.
   std::vector<CellExperiments> experiments;
   for (const auto& cell : cells) experiments.emplace_back(o, cell, cell_dir, cell_name(cell));
+  const MatrixCost cost(o);
+  std::vector<CellEstimate> estimates;
+  double estimated = 0;
+  for (const auto& cell : cells) {
+    estimates.push_back(cost.of(cell));
+    estimated += estimates.back().seconds;
+  }
+  if (o.plan) return print_plan(o, cells, experiments, estimates, cell_dir, io);
   fs::create_directories(cell_dir);
   io.err << "sensitivity: " << cells.size() << " cells (the reference, then one axis changed at a time), each a 'genrepro run' of "
-         << o.inputs.size() << " experiment file(s); the evidence goes to " << cell_dir << "\n";
+         << o.inputs.size() << " experiment file(s), " << estimates.front().runs * cells.size() << " runs in all, roughly "
+         << seconds_text(estimated) << " (--plan lists them); the evidence goes to " << cell_dir << "\n";
   std::vector<SensitivityCell> made;
   double first_seconds = 0;
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -388,6 +484,7 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     const auto start = std::chrono::steady_clock::now();
     int exit = 0;
     {
+      experiments[i].write();
       const PreferredBlasDir preferred(blas);  // removed when the child is done
       exit = spawn_child(child_command(o, cells[i], evidence, preferred.library_path(inherited ? inherited : ""),
                                        experiments[i].paths()),
@@ -401,7 +498,9 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     char took[32];
     std::snprintf(took, sizeof took, "%.1f s", seconds);
     io.err << "sensitivity: cell " << (i + 1) << "/" << cells.size() << " " << name << ": " << took;
-    if (i == 0 && cells.size() > 1) io.err << " (the rest: about " << static_cast<int>(first_seconds * double(cells.size() - 1) + 0.5) << " s)";
+    // The reference cell measured this machine: the rest scaled by their estimates against its own.
+    if (i == 0 && cells.size() > 1)
+      io.err << " (the rest: about " << seconds_text(first_seconds * (estimated - estimates[0].seconds) / estimates[0].seconds) << ")";
     io.err << "\n";
     EvidenceFile f = read_evidence_file(evidence);
     check_blas_loaded(name, blas, f.evidence, evidence);
@@ -473,12 +572,15 @@ void setup_sensitivity(CLI::App& app, VerbContext& ctx) {
                   "machine offers")
       ->type_name("AXIS=V,...;...");
   cmd->add_option("--threads", o->threads, "The threads axis runs 1 to this many (default 2)")->type_name("INT");
+  cmd->add_flag("--plan", o->plan,
+                "Say which cells would run (each child's command) and roughly how long, and run nothing (no --compare)");
   cmd->add_option("--reference", o->reference, "--compare: the evidence file that is the reference cell (default: the first)")
       ->type_name("PATH");
   add_model_flags(*cmd, o->model);
   on_verb(*cmd, ctx, [o, &ctx] {
     checked_threads("--threads", o->threads);
     check_output_directory("--out", o->out);
+    if (o->compare && o->plan) throw UsageError("--plan: allowed without --compare only (--compare runs nothing)");
     ctx.exit_code = o->compare ? compare_files(*o, ctx.io) : run_matrix(*o, ctx.io);
   });
 }

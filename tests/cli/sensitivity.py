@@ -210,6 +210,19 @@ def main():
         if classes(compared) != classes(matrix):
             failures.append("--compare classifies the runs differently from the matrix run")
 
+    # --plan: every cell's child command and a rough time, nothing run or written.
+    planned_dir = os.path.join(a.scratch, "planned")
+    plan = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", planned_dir, "--cells", cells, "--plan"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    want_line = f"plan: {want_cells} cells, {5 * want_cells} runs, roughly "
+    if plan.returncode != 0 or want_line not in plan.stdout or os.path.exists(planned_dir):
+        failures.append(f"--plan: exit {plan.returncode}, wrote {planned_dir}: {os.path.exists(planned_dir)}, stdout {plan.stdout[-600:]!r}")
+    for c in matrix["cells"]:
+        if f" {c['name']}" not in plan.stdout:
+            failures.append(f"--plan does not list the cell {c['name']}")
+    if "OPENBLAS_CORETYPE=Sandybridge genrepro run" not in plan.stdout or "(the experiment files copied with use_cache forced)" not in plan.stdout:
+        failures.append(f"--plan does not show the children's environment and the forced copies: {plan.stdout[:1500]!r}")
+
     bad = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", os.path.join(a.scratch, "bad"),
                           "--cells", "kernels=native:Bogus"], capture_output=True, text=True, env=env, timeout=60)
     if bad.returncode != 2 or "native:Bogus" not in bad.stderr or "allowed: portable" not in bad.stderr or bad.stderr.count("\n") != 1:

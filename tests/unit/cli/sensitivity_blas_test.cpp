@@ -11,8 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/run_cli.hpp"
-#include "cli/verbs.hpp"
+#include "unit/cli/no_engine.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/errors.hpp"
 
@@ -70,28 +69,10 @@ TEST(SensitivityBlas, APreferredDirectoryHoldsTheSymlinksAndIsRemovedAfterwards)
   EXPECT_EQ(none.library_path("/opt/x"), "");  // the default: the child's LD_LIBRARY_PATH is left alone
 }
 
-struct Result {
-  int exit = -1;
-  std::string err;
-};
+using test_support::VerbResult;
 
-class NoEngine final : public EngineVerbs {
- public:
-  int generate(const GenerateRequest&, Console&) override { return 99; }
-  int run(const RunRequest&, Console&) override { return 99; }
-  int replay(const ReplayRequest&, Console&) override { return 99; }
-  int env(const EnvRequest&, Console&) override { return 99; }
-};
-
-Result sensitivity(const std::string& out, const std::string& cells) {
-  NoEngine engine;
-  std::istringstream in;
-  std::ostringstream so, se;
-  Console io{in, so, se};
-  Result r;
-  r.exit = run_cli({"sensitivity", "x.json", "--out", out, "--cells", cells}, io, engine);
-  r.err = se.str();
-  return r;
+VerbResult sensitivity(const std::string& out, const std::string& cells) {
+  return test_support::run_without_engine({"sensitivity", "x.json", "--out", out, "--cells", cells});
 }
 
 bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.size() - 1; }
@@ -99,7 +80,7 @@ bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.siz
 TEST(SensitivityBlas, ALibraryNotInstalledIsExitTwoNamingTheOffered) {
   test::ScratchDir scratch("sens-blas");
   const std::string out = (scratch.path() / "m").string();
-  const Result r = sensitivity(out, "blas=openblas,mkl;threads=1");
+  const VerbResult r = sensitivity(out, "blas=openblas,mkl;threads=1");
   EXPECT_EQ(r.exit, kExitBadInput) << r.err;
   EXPECT_TRUE(one_line(r.err)) << r.err;
   std::string allowed;
@@ -113,7 +94,7 @@ TEST(SensitivityBlas, AnOpenBlasCoreWithAnotherBlasIsRefused) {
   const auto other = std::find_if(libs.begin(), libs.end(), [](const BlasLibrary& b) { return !b.openblas; });
   if (other == libs.end()) GTEST_SKIP() << "no BLAS other than OpenBLAS installed";
   test::ScratchDir scratch("sens-blas");
-  const Result r = sensitivity((scratch.path() / "m").string(), "kernels=native:Prescott;blas=" + other->name);
+  const VerbResult r = sensitivity((scratch.path() / "m").string(), "kernels=native:Prescott;blas=" + other->name);
   EXPECT_EQ(r.exit, kExitBadInput) << r.err;
   EXPECT_TRUE(one_line(r.err)) << r.err;
   EXPECT_NE(r.err.find("blas=" + other->name + " and kernels=native:Prescott: OpenBLAS core types apply to OpenBLAS only"),

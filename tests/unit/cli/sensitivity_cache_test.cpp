@@ -2,12 +2,12 @@
 // default design takes from the experiments, and the refusal of an experiment whose use_cache is a
 // list (forced, its runs would coincide), in-process and before any child runs or anything is written.
 #include <filesystem>
-#include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "cli/run_cli.hpp"
-#include "cli/verbs.hpp"
+#include "unit/cli/no_engine.hpp"
 #include "support/scratch_dir.hpp"
 #include "util/errors.hpp"
 
@@ -16,30 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class NoEngine final : public EngineVerbs {
- public:
-  int generate(const GenerateRequest&, Console&) override { return 99; }
-  int run(const RunRequest&, Console&) override { return 99; }
-  int replay(const ReplayRequest&, Console&) override { return 99; }
-  int env(const EnvRequest&, Console&) override { return 99; }
-};
-
-struct Result {
-  int exit = -1;
-  std::string err;
-};
-
-Result sensitivity(const std::vector<std::string>& args) {
-  NoEngine engine;
-  std::istringstream in;
-  std::ostringstream so, se;
-  Console io{in, so, se};
-  std::vector<std::string> all = {"sensitivity"};
-  all.insert(all.end(), args.begin(), args.end());
-  Result r;
-  r.exit = run_cli(all, io, engine);
-  r.err = se.str();
-  return r;
+test_support::VerbResult sensitivity(std::vector<std::string> args) {
+  args.insert(args.begin(), "sensitivity");
+  return test_support::run_without_engine(args);
 }
 
 TEST(SensitivityCache, AnExperimentThatListsUseCacheIsRefusedForAForcedCellBeforeAnythingRuns) {
@@ -47,7 +26,7 @@ TEST(SensitivityCache, AnExperimentThatListsUseCacheIsRefusedForAForcedCellBefor
   scratch.write("grid.json",
                 R"({"name": "g", "prompts": ["a"], "runs": [{"mode": "greedy", "use_cache": [false, true]}]})");
   const std::string out = (scratch.path() / "m").string();
-  const Result r = sensitivity({(scratch.path() / "grid.json").string(), "--out", out, "--cells",
+  const test_support::VerbResult r = sensitivity({(scratch.path() / "grid.json").string(), "--out", out, "--cells",
                                 "kernels=portable;threads=1;numerics=reference;batch=1;blas=openblas;cache=as-written,cached"});
   EXPECT_EQ(r.exit, kExitBadInput) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
@@ -62,14 +41,14 @@ TEST(SensitivityCache, AnExperimentThatListsUseCacheIsRefusedForAForcedCellBefor
 TEST(SensitivityCache, AForcedCellOfABadExperimentNamesTheUsersFile) {
   test::ScratchDir scratch("sens-cache");
   scratch.write("bad.json", R"({"name": "b", "prompts": ["a"], "runs": [{"mode": "greedy", "top_k": 3}]})");
-  const Result r = sensitivity({(scratch.path() / "bad.json").string(), "--out", (scratch.path() / "m").string()});
+  const test_support::VerbResult r = sensitivity({(scratch.path() / "bad.json").string(), "--out", (scratch.path() / "m").string()});
   EXPECT_EQ(r.exit, kExitBadInput) << r.err;
   EXPECT_NE(r.err.find((scratch.path() / "bad.json").string() + ": runs[0].top_k"), std::string::npos) << r.err;
 }
 
 TEST(SensitivityCache, AnUnknownCacheValueNamesTheAllowed) {
   test::ScratchDir scratch("sens-cache");
-  const Result r = sensitivity({"x.json", "--out", (scratch.path() / "m").string(), "--cells", "cache=sometimes"});
+  const test_support::VerbResult r = sensitivity({"x.json", "--out", (scratch.path() / "m").string(), "--cells", "cache=sometimes"});
   EXPECT_EQ(r.exit, kExitBadInput) << r.err;
   EXPECT_NE(r.err.find("--cells cache=sometimes: not offered on this machine; allowed: as-written, recompute, cached"),
             std::string::npos)

@@ -1,0 +1,38 @@
+#pragma once
+// The CLI in-process with an engine that must never be reached: for the refusals a verb makes
+// before any model runs (a verb that reached it exits 99, which no test expects).
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/run_cli.hpp"
+#include "cli/verbs.hpp"
+
+namespace genrepro::cli::test_support {
+
+class NoEngine final : public EngineVerbs {
+ public:
+  int generate(const GenerateRequest&, Console&) override { return 99; }
+  int run(const RunRequest&, Console&) override { return 99; }
+  int replay(const ReplayRequest&, Console&) override { return 99; }
+  int env(const EnvRequest&, Console&) override { return 99; }
+};
+
+struct VerbResult {
+  int exit = -1;
+  std::string out, err;
+};
+
+inline VerbResult run_without_engine(const std::vector<std::string>& args) {
+  NoEngine engine;
+  std::istringstream in;
+  std::ostringstream so, se;
+  Console io{in, so, se};
+  VerbResult r;
+  r.exit = run_cli(args, io, engine);
+  r.out = so.str();
+  r.err = se.str();
+  return r;
+}
+
+}  // namespace genrepro::cli::test_support
