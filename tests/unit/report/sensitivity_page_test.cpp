@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "spec/experiment_spec.hpp"
 #include "unit/compare/planted_flip.hpp"
 
 namespace genrepro {
@@ -134,6 +135,32 @@ TEST(SensitivityPage, HundredsOfRunsEachARowWithColumnLabelsBelowToo) {
   EXPECT_EQ(count(svg, "font-size=\"10\">run-"), 300u);
   EXPECT_EQ(count(svg, ">threads=2</text>"), 2u);  // above and below the 300 rows
   EXPECT_EQ(count(svg, "font-weight=\"bold\">experiment "), 2u);
+}
+
+}  // namespace
+}  // namespace genrepro
+
+namespace genrepro {
+namespace {
+
+// Three copies of one greedy run (the experiment's replicas), the third flipped in cell "batch".
+TEST(SensitivityPage, IdenticalRunsTableOnlyWhenTheMatrixHoldsCopies) {
+  const auto copy = [](int64_t k, bool flip) {
+    RunRecord r = make_run("", DecodeMode::greedy, flip ? b_flipped() : near_tie_steps(), "copies");
+    r.params.replica = k;
+    r.id = run_id(r.experiment, r.prompt_index, r.prompt, r.params);
+    return r;
+  };
+  std::vector<SensitivityCell> cells;
+  cells.push_back({"alone", {{"batch", "1"}}, EvidenceFile{"alone.json", make_evidence({copy(0, false), copy(1, false), copy(2, false)})}});
+  cells.push_back({"batch", {{"batch", "16-inexact"}}, EvidenceFile{"batch.json", make_evidence({copy(0, false), copy(1, false), copy(2, true)})}});
+  const std::string html = sensitivity_html(build_sensitivity(cells, 0));
+  EXPECT_NE(html.find(">Identical runs, distinct completions</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>" + copy(0, false).id + "</td><td class=\"num\">3</td><td>1 (all 3 of 3)</td>"
+                      "<td>2 (most common: 2 of 3; 1 unlike the reference&#39;s copy 0)</td>"),
+            std::string::npos)
+      << html.substr(html.find("Identical runs"), 1500);
+  EXPECT_EQ(sensitivity_html(every_class()).find("Identical runs, distinct completions"), std::string::npos);
 }
 
 }  // namespace
