@@ -27,8 +27,9 @@
 #include "compare/sensitivity.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/numerics_record.hpp"
-#include "report/sensitivity_page.hpp"
+#include "cli/forced_cache_experiments.hpp"
 #include "cli/model_choice.hpp"
+#include "report/sensitivity_page.hpp"
 #include "model/model_config.hpp"
 #include "plan/plan_checks.hpp"
 #include "plan/run_cost.hpp"
@@ -36,8 +37,6 @@
 #include "spec/experiment_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/atomic_file.hpp"
-#include "util/bounded_read.hpp"
-#include "util/json_text.hpp"
 #include "util/errors.hpp"
 
 extern char** environ;
@@ -64,8 +63,6 @@ const std::vector<BlasCore> kBlasCores = {
 
 // blas last: its cells (the reference BLAS is slow) come at the end of the default design.
 const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch", "cache", "blas"};
-// The cache axis: each run's own use_cache (the reference), or every run forced to one path.
-const std::string kCacheAsWritten = "as-written";
 
 struct SensitivityOptions {
   std::vector<std::string> inputs;  // experiments, or evidence with --compare
@@ -307,66 +304,6 @@ void check_blas_loaded(const std::string& cell, const BlasLibrary& asked, const 
                      "), its evidence says " + got.vendor + " (" + got.resolved.value_or("no sgemm_") + ") was loaded: " + evidence);
 }
 
-// An experiment file with use_cache set for every run: the top-level default forced, every run
-// entry's own removed. A list of use_cache values is refused: forced, its runs would coincide.
-std::string with_use_cache(const std::string& path, bool use_cache) {
-  load_experiment(path);  // the user's file must be valid first: its errors name it, not the copy
-  const BoundedRead read = read_bounded(path, kMaxExperimentBytes, Expect::json_object);
-  JsonParseOutcome parsed = parse_json_text(read.text);
-  nlohmann::json spec = std::move(parsed.value);
-  const std::string axis = std::string("cache=") + (use_cache ? "cached" : "recompute");
-  const auto refuse_list = [&](const nlohmann::json& v, const std::string& where) {
-    if (v.is_array())
-      throw UsageError("sensitivity: " + axis + ": " + path + ": " + where +
-                       " is a list; the cache axis sets use_cache for every run, which would make its runs one; allowed: "
-                       "--cells cache=as-written for this experiment, or one use_cache value");
-  };
-  if (spec.contains("use_cache")) refuse_list(spec["use_cache"], "use_cache");
-  for (std::size_t i = 0; i < spec["runs"].size(); ++i) {
-    nlohmann::json& entry = spec["runs"][i];
-    if (!entry.is_object() || !entry.contains("use_cache")) continue;
-    refuse_list(entry["use_cache"], "runs[" + std::to_string(i) + "].use_cache");
-    entry.erase("use_cache");
-  }
-  spec["use_cache"] = use_cache;
-  const std::string text = json_document_text(spec) + "\n";
-  parse_experiment(text, path);  // what run would refuse in the copy is said about the user's file
-  return text;
-}
-
-// The experiment files a cell's child runs: the user's own, or copies with use_cache forced,
-// made (and refused) before anything is written, then written next to the cell's evidence so the
-// evidence's experiments[].path names what ran.
-class CellExperiments {
- public:
-  CellExperiments(const SensitivityOptions& o, const std::map<std::string, std::string>& cell, const std::string& cell_dir,
-                  const std::string& name)
-      : paths_(o.inputs) {
-    const std::string& cache = cell.at("cache");
-    if (cache == kCacheAsWritten) return;
-    const fs::path dir = fs::path(cell_dir) / (name + ".experiments");
-    for (std::size_t i = 0; i < paths_.size(); ++i) {
-      texts_.push_back(with_use_cache(paths_[i], cache == "cached"));
-      paths_[i] = (dir / (std::to_string(i) + "-" + fs::path(paths_[i]).filename().string())).string();
-    }
-  }
-
-  bool forced() const { return !texts_.empty(); }
-  // The files the child is given.
-  const std::vector<std::string>& paths() const { return paths_; }
-  // Writes the copies (nothing for the user's own files).
-  void write() const {
-    for (std::size_t i = 0; i < texts_.size(); ++i) {
-      fs::create_directories(fs::path(paths_[i]).parent_path());
-      write_file_atomically(paths_[i], texts_[i]);
-    }
-  }
-
- private:
-  std::vector<std::string> paths_;
-  std::vector<std::string> texts_;  // empty: the user's files, as written
-};
-
 // The plan's time estimate per cell, before any cell runs: every cell starts a genrepro run
 // (libtorch's start and the numerics probe, ~1.2 s measured per process on the tiny fixture),
 // then runs the experiments by `genrepro plan`'s cost model on the cell's threads. A BLAS other than
@@ -460,7 +397,7 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
   const std::string cell_dir = (fs::path(o.out) / "cells").string();
   // Every cell's experiment files first: a forced cache cell refused costs no cell already run.
   std::vector<CellExperiments> experiments;
-  for (const auto& cell : cells) experiments.emplace_back(o, cell, cell_dir, cell_name(cell));
+  for (const auto& cell : cells) experiments.emplace_back(o.inputs, cell.at("cache"), cell_dir, cell_name(cell));
   const MatrixCost cost(o);
   std::vector<CellEstimate> estimates;
   double estimated = 0;
