@@ -188,6 +188,15 @@ def main():
              if evidence[n]["environment"]["blas"]["vendor"] == "reference" or n == names[0]}
     if len(set(atens.values())) != 1:
         failures.append(f"ATen kernels differ between the reference cell and the reference-BLAS cell: {atens}")
+    # The cells' evidence (copies with params.replica, a spec with replicas, forced use_cache) against
+    # the evidence schema, as every evidence file must be.
+    schema_dir = os.path.dirname(a.schema)
+    evidence_schema, experiment_schema = (load(os.path.join(schema_dir, n)) for n in ("evidence.schema.json", "experiment.schema.json"))
+    validator = jsonschema.Draft202012Validator(
+        evidence_schema, resolver=jsonschema.RefResolver.from_schema(evidence_schema, store={experiment_schema["$id"]: experiment_schema}))
+    for name, e in evidence.items():
+        for err in list(validator.iter_errors(e))[:3]:
+            failures.append(f"{name}'s evidence does not validate: {'/'.join(map(str, err.path))}: {err.message[:200]}")
     check_matrix(matrix, evidence, failures, "sensitivity")
     if len(matrix["runs"]) != 5:
         failures.append(f"{len(matrix['runs'])} runs in the matrix; the experiment has 5 (3 copies of the greedy run)")
