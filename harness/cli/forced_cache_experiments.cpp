@@ -35,7 +35,13 @@ std::string with_use_cache(const std::string& path, bool use_cache) {
   }
   spec["use_cache"] = use_cache;
   const std::string text = json_document_text(spec) + "\n";
-  parse_experiment(text, path);  // what run would refuse in the copy is said about the user's file
+  try {
+    parse_experiment(text, path);
+  } catch (const SpecError& e) {
+    // The user's file was valid: only forcing use_cache can have made its runs coincide.
+    throw UsageError("sensitivity: " + axis + ": " + path + ": with use_cache forced its runs are not distinct (" + e.what() +
+                     "); allowed: --cells cache=as-written for this experiment");
+  }
   return text;
 }
 

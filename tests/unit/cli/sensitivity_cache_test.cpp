@@ -38,6 +38,19 @@ TEST(SensitivityCache, AnExperimentThatListsUseCacheIsRefusedForAForcedCellBefor
   EXPECT_FALSE(fs::exists(out));  // no child ran (the stand-in engine would have said 99), nothing written
 }
 
+TEST(SensitivityCache, EntriesThatDifferOnlyInUseCacheAreRefusedForAForcedCell) {
+  test::ScratchDir scratch("sens-cache");
+  scratch.write("twins.json", R"({"name": "t", "prompts": ["a"], "runs": [{"mode": "greedy", "use_cache": true},
+                                  {"mode": "greedy", "use_cache": false}]})");
+  const std::string out = (scratch.path() / "m").string();
+  const test_support::VerbResult r = sensitivity({(scratch.path() / "twins.json").string(), "--out", out});
+  EXPECT_EQ(r.exit, kExitBadInput) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_NE(r.err.find("twins.json: with use_cache forced its runs are not distinct"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("allowed: --cells cache=as-written for this experiment"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(SensitivityCache, AForcedCellOfABadExperimentNamesTheUsersFile) {
   test::ScratchDir scratch("sens-cache");
   scratch.write("bad.json", R"({"name": "b", "prompts": ["a"], "runs": [{"mode": "greedy", "top_k": 3}]})");
