@@ -51,7 +51,8 @@ void setup_fixture(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--out", o->out, "Directory to write (created if missing)")->required();
   cmd->add_option("--preset", o->preset,
                   "tiny (2 layers, width 64, context 128, real 50,257-token vocabulary; for tests) or\n"
-                  "gpt2-124m-shape (GPT-2 small's exact shapes, ~550 MB; for benchmarks)")
+                  "gpt2-124m-shape (GPT-2 small's exact shapes, ~550 MB; for benchmarks) or\n"
+                  "near-tie (tiny with planted near-ties whose tokens flip across BLAS kernels; docs/sensitivity.md)")
       ->capture_default_str();
   cmd->add_option("--tokenizer-dir", o->tokenizer_dir,
                   "Where GPT-2's vocab.json/merges.txt (or encoder.json/vocab.bpe) are copied from\n"

@@ -11,6 +11,7 @@
 
 #include "util/errors.hpp"
 #include "model/gpt2_tensors.hpp"
+#include "model/near_tie.hpp"
 #include "model/safetensors.hpp"
 
 namespace genrepro {
@@ -75,7 +76,8 @@ struct InitAmplitudes {
 
 InitAmplitudes amplitudes(FixturePreset preset) {
   switch (preset) {
-    case FixturePreset::tiny: return {0.875, 0.1875, 0.375, 0.375, 0.03125, 0.1875};
+    case FixturePreset::tiny:
+    case FixturePreset::near_tie: return {0.875, 0.1875, 0.375, 0.375, 0.03125, 0.1875};
     case FixturePreset::gpt2_124m_shape: return {0.25, 0.0625, 0.109375, 0.109375, 0.03125, 0.1875};
   }
   return {};
@@ -149,6 +151,11 @@ nlohmann::json fixture_config_json(FixturePreset preset, const Gpt2Config& c) {
   j["genrepro_fixture"] = {{"preset", to_string(preset)},
                            {"weights", "splitmix64 seeded by FNV-1a-64(tensor name), Irwin-Hall(4) x 16-bit; "
                                        "see docs/fixture-models.md"}};
+  if (preset == FixturePreset::near_tie) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const PlantedPair& p : default_near_tie_pairs()) pairs.push_back({p.left, p.right});
+    j["genrepro_near_tie"] = {{"pairs", pairs}, {"eps", kNearTieEps}, {"made_by", "genrepro fixture --preset near-tie"}};
+  }
   return j;
 }
 
@@ -195,6 +202,7 @@ const char* to_string(FixturePreset p) {
   switch (p) {
     case FixturePreset::tiny: return "tiny";
     case FixturePreset::gpt2_124m_shape: return "gpt2-124m-shape";
+    case FixturePreset::near_tie: return "near-tie";
   }
   return "?";
 }
@@ -202,12 +210,13 @@ const char* to_string(FixturePreset p) {
 FixturePreset parse_fixture_preset(const std::string& name) {
   if (name == "tiny") return FixturePreset::tiny;
   if (name == "gpt2-124m-shape") return FixturePreset::gpt2_124m_shape;
-  throw UsageError("--preset " + name + " is not a fixture preset; allowed: tiny, gpt2-124m-shape");
+  if (name == "near-tie") return FixturePreset::near_tie;
+  throw UsageError("--preset " + name + " is not a fixture preset; allowed: tiny, gpt2-124m-shape, near-tie");
 }
 
 Gpt2Config fixture_config(FixturePreset preset) {
   Gpt2Config c;  // defaults are GPT-2 small's hyper-parameters
-  if (preset == FixturePreset::tiny) {
+  if (preset == FixturePreset::tiny || preset == FixturePreset::near_tie) {
     // The real vocabulary (so the real tokenizer works), a short context and a narrow, shallow
     // body: a forward pass over 128 tokens takes milliseconds. n_head 4 keeps head_dim (16) > 1
     // so head splitting bugs show.
@@ -232,6 +241,8 @@ std::vector<float> fixture_tensor_values(FixturePreset preset, const Safetensors
     int64_t n = 1;
     for (int64_t d : entry.shape) n *= d;
     fill_random(entry.name, draw_for(entry.name, amplitudes(preset)), static_cast<size_t>(n), out);
+    if (preset == FixturePreset::near_tie && entry.name == "wte.weight")
+      plant_near_ties(out, entry.shape[0], entry.shape[1], default_near_tie_pairs(), kNearTieEps);
   }
   return out;
 }

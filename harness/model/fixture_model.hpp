@@ -11,10 +11,11 @@
 
 namespace genrepro {
 
-enum class FixturePreset { tiny, gpt2_124m_shape };
+// near_tie: the tiny fixture with planted near-ties (model/near_tie.hpp), for the sensitivity matrix.
+enum class FixturePreset { tiny, gpt2_124m_shape, near_tie };
 
 FixturePreset parse_fixture_preset(const std::string& name);  // throws UsageError
-const char* to_string(FixturePreset p);                         // "tiny", "gpt2-124m-shape"
+const char* to_string(FixturePreset p);                         // "tiny", "gpt2-124m-shape", "near-tie"
 Gpt2Config fixture_config(FixturePreset preset);
 
 // Writes config.json, model.safetensors, vocab.json, merges.txt (copied from tokenizer_dir's

@@ -14,3 +14,10 @@ add_test(NAME cli.sensitivity.near_tie
           --binary $<TARGET_FILE:genrepro> --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
           --scratch ${CMAKE_BINARY_DIR}/sensitivity-near-tie)
 set_tests_properties(cli.sensitivity.near_tie PROPERTIES LABELS cli FIXTURES_REQUIRED tiny_model SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The near-tie preset (genrepro fixture --preset near-tie) against the documented recipe, byte for byte.
+add_test(NAME fixture.near_tie_preset_equals_recipe
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/near_tie_preset.py
+          --binary $<TARGET_FILE:genrepro> --tiny ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
+          --scratch ${CMAKE_BINARY_DIR}/near-tie-preset)
+set_tests_properties(fixture.near_tie_preset_equals_recipe PROPERTIES LABELS cli FIXTURES_REQUIRED tiny_model TIMEOUT 120)

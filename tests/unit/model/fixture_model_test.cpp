@@ -38,8 +38,9 @@ std::string sha256sum(const std::string& path) {
 TEST(FixtureModel, Presets) {
   EXPECT_EQ(parse_fixture_preset("tiny"), FixturePreset::tiny);
   EXPECT_EQ(parse_fixture_preset("gpt2-124m-shape"), FixturePreset::gpt2_124m_shape);
+  EXPECT_EQ(parse_fixture_preset("near-tie"), FixturePreset::near_tie);
   EXPECT_THROW_MSG(parse_fixture_preset("huge"), UsageError,
-                   "--preset huge is not a fixture preset; allowed: tiny, gpt2-124m-shape");
+                   "--preset huge is not a fixture preset; allowed: tiny, gpt2-124m-shape, near-tie");
 
   const Gpt2Config tiny = fixture_config(FixturePreset::tiny);
   EXPECT_EQ(tiny.vocab_size, 50257);
