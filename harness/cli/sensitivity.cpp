@@ -373,7 +373,9 @@ int print_plan(const SensitivityOptions& o, const std::vector<std::map<std::stri
     const std::string library = blas_library(cells[i].at("blas")).openblas ? "" : "<private dir with " + cells[i].at("blas") + "'s libblas.so.3>";
     io.out << "cell " << (i + 1) << "/" << cells.size() << " " << name << (i == 0 ? " (reference)" : "") << ": " << estimates[i].runs
            << " runs, roughly " << seconds_text(estimates[i].seconds)
-           << (experiments[i].forced() ? " (the experiment files copied with use_cache forced)" : "") << "\n  "
+           << (experiments[i].forced() ? " (the experiment files copied with use_cache forced: sensitivity writes them when it "
+                                       "runs the cell; to run it elsewhere, give each file \"use_cache\" at the top level instead)"
+                                     : "") << "\n  "
            << command_text(child_command(o, cells[i], evidence, library, experiments[i].paths())) << "\n";
     total += estimates[i].seconds;
     runs += estimates[i].runs;
