@@ -229,7 +229,7 @@ def main():
     for c in matrix["cells"]:
         if f" {c['name']}" not in plan.stdout:
             failures.append(f"--plan does not list the cell {c['name']}")
-    if "OPENBLAS_CORETYPE=Sandybridge genrepro run" not in plan.stdout or "(the experiment files copied with use_cache forced)" not in plan.stdout:
+    if "OPENBLAS_CORETYPE=Sandybridge genrepro run" not in plan.stdout or "(the experiment files copied with use_cache forced: sensitivity writes them" not in plan.stdout:
         failures.append(f"--plan does not show the children's environment and the forced copies: {plan.stdout[:1500]!r}")
 
     bad = subprocess.run([a.binary, "sensitivity", experiment, "--model", a.model, "--out", os.path.join(a.scratch, "bad"),
