@@ -36,7 +36,11 @@ std::optional<RacePick> multinomial_race_pick(const float* probs, int64_t n, at:
     const uint64_t bits = generator.random64();
     // p = 0: 0 / q is 0 for every q > 0; only q = 0 (u = 0 exactly) gives 0 / -0 = NaN.
     const bool needs_draw = probs[i] > 0 || (bits & kMantissaMask) == 0;
-    leaders.offer(i, needs_draw ? probs[i] / exponential_from(bits) : 0.0f);
+    // A ratio of 0 can neither beat a winner (ratios are >= 0, or a NaN that already won) nor
+    // give a margin (a runner-up needs a ratio > 0): it is offered only while there is no winner,
+    // as argmax of all-zero ratios takes the first. Top-p leaves most entries at 0.
+    if (needs_draw) leaders.offer(i, probs[i] / exponential_from(bits));
+    else if (leaders.winner() < 0) leaders.offer(i, 0.0f);
   }
   return RacePick{leaders.winner(), leaders.margin()};
 }

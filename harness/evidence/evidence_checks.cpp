@@ -271,7 +271,8 @@ void step_values_are_in_range(const StepRecord& s, const Context& c, const std::
 
 // Issue 22: a draw record names a token that could have won instead (in the vocabulary, not the
 // one chosen, beside a chosen token: a first prediction draws nothing) and a finite margin >= 0;
-// inverse_cdf's is a share of the mass, at most 1. Two tokens had probability > 0, so kept >= 2.
+// inverse_cdf's is a share of the mass, at most 1. (That the runner-up had a chance is a relation
+// to kept and the candidates: evidence_consistency.cpp.)
 void draw_is_in_range(const StepRecord& s, const Context& c, const std::string& at) {
   if (!s.draw) return;
   const std::string path = at + ".draw";
@@ -286,9 +287,6 @@ void draw_is_in_range(const StepRecord& s, const Context& c, const std::string& 
   else
     real_in(s.draw->margin, 0, std::numeric_limits<double>::max(), c, path + ".margin",
             "a finite number >= 0 (rule exponential_race: ln of the best ratio over the second best)");
-  if (s.kept < 2)
-    violated(c.file, at + ".kept",
-             "found " + std::to_string(s.kept) + "; allowed: at least 2 at a step with a draw record (the runner-up had probability > 0 too)");
 }
 
 // Issue 22: a digest names its algorithm and has its length; and a run records one at every step

@@ -194,11 +194,16 @@ void chosen_entry_matches(const StepRecord& s, std::size_t listed, double table_
                  "found " + show_text(s.token_text) + "; allowed: " + entry + ".text = " + show_text(c.text) + " (the chosen token's entry)");
 }
 
-// Issue 22: a draw record only where the run drew (a sampled article or Hugging Face run;
+// Issue 22: a draw record only where the run drew, beside two tokens kept (a sampled article or Hugging Face run;
 // llama.cpp always draws, its T <= 0 too), by its framework's rule, and its runner-up had a chance:
 // when listed among the candidates, its prob in the final distribution is above 0.
 void draw_fits_the_run(const StepRecord& s, const RunRecord& r, const std::string& file, const std::string& path) {
   if (!s.draw) return;
+  // Two tokens had probability > 0: the chosen one and the runner-up (after kept's own rule, so
+  // an edited kept is named by that rule first).
+  if (s.kept < 2)
+    inconsistent(file, path + ".kept",
+                 "found " + std::to_string(s.kept) + "; allowed: at least 2 at a step with a draw record (the runner-up had probability > 0 too)");
   const bool llama = r.params.sampling.framework == Framework::llama_cpp;
   if (!llama && picks_argmax(r.params))
     inconsistent(file, path + ".draw", "present; allowed: none (the run picks the argmax: greedy, or temperature 0)");
