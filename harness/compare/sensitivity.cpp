@@ -72,6 +72,8 @@ RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
       r.reference_logit_margin = a[k].logit_margin;
       r.cell_logit_margin = b[k].logit_margin;
       r.rank_in_reference = rank_of(a[k], b[k].token_id);
+      r.reference_draw = a[k].draw;
+      r.cell_draw = b[k].draw;
       return r;
     }
     r.max_prob_delta = std::max(r.max_prob_delta, prob_delta(a[k], b[k]));
@@ -85,6 +87,8 @@ RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
     const StepRecord& last = shared < a.size() ? a[shared] : b[shared];
     r.reference_margin = r.cell_margin = last.margin;
     r.reference_logit_margin = r.cell_logit_margin = last.logit_margin;
+    if (shared < a.size()) r.reference_draw = a[shared].draw;
+    if (shared < b.size()) r.cell_draw = b[shared].draw;
     return r;
   }
   r.logits = !digests ? LogitsCheck::not_recorded : logits_differ ? LogitsCheck::differ : LogitsCheck::equal;
@@ -451,6 +455,12 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
         j["reference_logit_margin"] = r.reference_logit_margin;
         j["cell_logit_margin"] = r.cell_logit_margin;
         j["rank_in_reference"] = r.rank_in_reference ? OrderedJson(*r.rank_in_reference) : OrderedJson(nullptr);
+        const auto draw_json = [](const std::optional<DrawRecord>& d) {
+          if (!d) return OrderedJson(nullptr);
+          return OrderedJson{{"rule", to_string(d->rule)}, {"margin", d->margin}, {"runner_up", d->runner_up}};
+        };
+        j["reference_draw"] = draw_json(r.reference_draw);
+        j["cell_draw"] = draw_json(r.cell_draw);
       }
       per_cell[m.cells[c].name] = j;
     }

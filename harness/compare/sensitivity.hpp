@@ -68,6 +68,9 @@ struct RunVsReference {
   // Where this cell's pick stands in the reference's candidates at that step (0 = its best);
   // absent when the reference did not list it, or the run stopped there in one cell.
   std::optional<int64_t> rank_in_reference;
+  // Sampled runs: how close each cell's draw at that step came to another token (steps[].draw);
+  // absent where the step recorded none (greedy, one token left, evidence from before it).
+  std::optional<DrawRecord> reference_draw, cell_draw;
 };
 
 struct CellSummary {

@@ -109,7 +109,13 @@ class HfSampler : public FrameworkSampler {
     out.final_probs = torch::softmax(scores, -1).reshape({-1});
     if (pick) {
       // greedy: next_tokens = torch.argmax(next_token_scores, dim=-1); sample: torch.multinomial(probs, 1)
-      out.token = greedy_ ? scores.argmax(-1).item<int64_t>() : picker_->pick(out.final_probs);
+      if (greedy_) {
+        out.token = scores.argmax(-1).item<int64_t>();
+      } else {
+        const RacePick drawn = picker_->pick_with_margin(out.final_probs);
+        out.token = drawn.token;
+        out.draw = race_draw_record(drawn);
+      }
     }
     ++step_;
     return out;
@@ -164,7 +170,7 @@ class LlamaCppSampler : public FrameworkSampler {
       if (kept == 0) nothing_left(step_, to_string(stage));
     }
     if (pick) {
-      dist_.apply(cur);
+      if (const auto edge = dist_.apply(cur)) out.draw = DrawRecord{DrawRule::inverse_cdf, edge->distance, edge->runner_up};
       out.token = cur.data[cur.selected].id;
     } else {
       llama_cpp::Dist::probabilities(cur);

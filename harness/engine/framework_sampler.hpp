@@ -28,6 +28,7 @@ struct FrameworkStep {
   torch::Tensor final_probs;     // [V] float32: the distribution the token is drawn from
   std::optional<int64_t> token;  // the token picked (empty when asked not to pick)
   std::vector<StageKept> stages; // each stage that ran, in order, with its kept-set count
+  std::optional<DrawRecord> draw;  // how close the draw came to another token (sampled picks only)
 };
 
 class FrameworkSampler {

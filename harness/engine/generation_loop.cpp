@@ -102,9 +102,11 @@ void GenerationRun::advance(const torch::Tensor& model_logits) {
   }
 
   // next_id = argmax(logits) | torch.multinomial(probs, num_samples=1, generator=rng)
-  const int64_t next_id = greedy_ ? pick_greedy(logits) : picker_->pick(probs);
+  const RacePick drawn = greedy_ ? RacePick{pick_greedy(logits), std::nullopt} : picker_->pick_with_margin(probs);
+  const int64_t next_id = drawn.token;
   StepRecord record = describe_step(in, next_id, token_text_);
   record.step = static_cast<int64_t>(result_.steps.size());
+  record.draw = race_draw_record(drawn);  // issue 22: sampled steps only
   record.logits_digest = std::move(digest);
   result_.steps.push_back(std::move(record));
   ids_.push_back(next_id);  // ids = torch.cat([ids, next_id.reshape(1, 1)], dim=1)
@@ -131,6 +133,7 @@ void GenerationRun::advance_framework(const torch::Tensor& logits, std::string d
   const StepInputs in{logits, chosen.final_probs, argmax, table_temperature(params_.sampling), params_.top_candidates};
   StepRecord record = describe_step(in, chosen.token, token_text_);
   record.stages = std::move(chosen.stages);
+  record.draw = chosen.draw;
   record.step = static_cast<int64_t>(result_.steps.size());
   record.logits_digest = std::move(digest);
   result_.steps.push_back(std::move(record));

@@ -380,35 +380,67 @@ void Dist::probabilities(Candidates& cur) {
   for (size_t i = 0; i < cur.size; ++i) cur.data[i].p /= sum;
 }
 
+namespace {
+
+// The edges of candidate i's interval (before, after] of the running sum, and the nearest
+// candidate with weight on each side: what could have been drawn instead. Reads the unnormalised
+// p (before dist normalises them).
+std::optional<CdfEdge> nearest_edge(const Candidates& cur, size_t i, double before, double after, double target, double sum) {
+  std::optional<CdfEdge> edge;
+  const auto offer = [&](double distance, size_t j) {
+    if (!edge || distance < edge->distance) edge = CdfEdge{distance, cur.data[j].id};
+  };
+  for (size_t j = i; j-- > 0;)
+    if (cur.data[j].p > 0) {
+      offer(target - before, j);
+      break;
+    }
+  for (size_t j = i + 1; j < cur.size; ++j)
+    if (cur.data[j].p > 0) {
+      offer(after - target, j);
+      break;
+    }
+  if (edge) edge->distance /= sum;
+  return edge;
+}
+
+}  // namespace
+
 // llama_sampler_dist_apply.
-void Dist::apply(Candidates& cur) {
+std::optional<CdfEdge> Dist::apply(Candidates& cur) {
   if (cur.size == 0) {
     cur.selected = -1;
-    return;
+    return std::nullopt;
   }
   cur.selected = 0;
   std::uniform_real_distribution<double> uniform(0.0f, 1.0f);
   if (cur.size == 1) {
     uniform(rng_);  // llama.cpp draws once per output, one candidate or many
     cur.data[0].p = 1.0f;
-    return;
+    return std::nullopt;
   }
   const double sum = unnormalised_weights(cur);
   const double u = uniform(rng_);
   double running = 0.0f;
   const double target = sum * u;
   bool found = false;
+  std::optional<CdfEdge> edge;
   for (size_t i = 0; i < cur.size; ++i) {
     if (!found) {
+      const double before = running;
       running += cur.data[i].p;
       if (running >= target) {
         cur.selected = static_cast<int64_t>(i);
         found = true;
+        edge = nearest_edge(cur, i, before, running, target, sum);
       }
     }
-    cur.data[i].p /= sum;
   }
+  for (size_t i = 0; i < cur.size; ++i) cur.data[i].p /= sum;
+  // Not found only if rounding left the running sum short of sum * u: llama.cpp then takes the
+  // last candidate, and no edge was crossed.
   if (!found) cur.selected = static_cast<int64_t>(cur.size) - 1;
+  return edge;
 }
 
 }  // namespace genrepro::llama_cpp

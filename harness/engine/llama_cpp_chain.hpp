@@ -12,6 +12,7 @@
 // No libtorch: the engine turns the final array into a [V] distribution (framework_sampler.cpp).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -66,6 +67,15 @@ void top_p(Candidates& cur, float p, size_t min_keep, std::vector<Candidate>& sc
 void min_p(Candidates& cur, float p, size_t min_keep);
 void temp_ext(Candidates& cur, float temp, float delta, float exponent);  // temperature (delta 0: plain)
 
+// How close dist's draw came to another token: the chosen candidate's interval of the running sum
+// is (before, after]; `distance` is min(target - before, after - target) / sum, the smallest change
+// of u that picks another token, and `runner_up` the token across that edge (the nearest
+// candidate with p > 0 on that side). Absent when no other candidate has p > 0.
+struct CdfEdge {
+  double distance = 0;
+  int32_t runner_up = -1;
+};
+
 // The dist sampler: std::mt19937 seeded with `seed` (llama_sampler_init_dist(seed), seed below
 // LLAMA_DEFAULT_SEED), one std::uniform_real_distribution<double>(0, 1) draw per call, even when
 // one candidate is left.
@@ -74,8 +84,8 @@ class Dist {
   explicit Dist(uint32_t seed) : rng_(seed) {}
   // Computes every candidate's p (expf(logit - max), summed in double, then normalised), draws,
   // and sets cur.selected: the first candidate, in the array's order, at which the running sum
-  // of the unnormalised p reaches sum * u.
-  void apply(Candidates& cur);
+  // of the unnormalised p reaches sum * u. Returns how close that was to another candidate.
+  std::optional<CdfEdge> apply(Candidates& cur);
   // The p the draw would use, without drawing (a first-prediction record).
   static void probabilities(Candidates& cur);
 

@@ -28,25 +28,27 @@ bool acceptable(const float* probs, int64_t n) {
 
 }  // namespace
 
-std::optional<int64_t> multinomial_race(const float* probs, int64_t n, at::CPUGeneratorImpl& generator) {
+std::optional<RacePick> multinomial_race_pick(const float* probs, int64_t n, at::CPUGeneratorImpl& generator) {
   if (n <= 0 || !acceptable(probs, n)) return std::nullopt;
   std::lock_guard<std::mutex> lock(generator.mutex_);
-  int64_t best = -1;
-  float best_ratio = 0;
-  bool best_is_nan = false;
+  RaceLeaders leaders;
   for (int64_t i = 0; i < n; ++i) {
     const uint64_t bits = generator.random64();
     // p = 0: 0 / q is 0 for every q > 0; only q = 0 (u = 0 exactly) gives 0 / -0 = NaN.
     const bool needs_draw = probs[i] > 0 || (bits & kMantissaMask) == 0;
-    const float ratio = needs_draw ? probs[i] / exponential_from(bits) : 0.0f;
-    if (best_is_nan) continue;  // argmax: the first NaN is the maximum
-    if (best < 0 || std::isnan(ratio) || ratio > best_ratio) {
-      best = i;
-      best_ratio = ratio;
-      best_is_nan = std::isnan(ratio);
-    }
+    // A ratio of 0 can neither beat a winner (ratios are >= 0, or a NaN that already won) nor
+    // give a margin (a runner-up needs a ratio > 0): it is offered only while there is no winner,
+    // as argmax of all-zero ratios takes the first. Top-p leaves most entries at 0.
+    if (needs_draw) leaders.offer(i, probs[i] / exponential_from(bits));
+    else if (leaders.winner() < 0) leaders.offer(i, 0.0f);
   }
-  return best;
+  return RacePick{leaders.winner(), leaders.margin()};
+}
+
+std::optional<int64_t> multinomial_race(const float* probs, int64_t n, at::CPUGeneratorImpl& generator) {
+  const std::optional<RacePick> pick = multinomial_race_pick(probs, n, generator);
+  if (!pick) return std::nullopt;
+  return pick->token;
 }
 
 }  // namespace genrepro

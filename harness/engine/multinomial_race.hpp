@@ -11,10 +11,16 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "spec/portable_rng.hpp"
+
 namespace genrepro {
 
 // std::nullopt when torch::multinomial would refuse `probs` (an entry negative, infinite or NaN,
 // or all zero): the caller lets torch say so in its own words. The generator is then untouched.
 std::optional<int64_t> multinomial_race(const float* probs, int64_t n, at::CPUGeneratorImpl& generator);
+
+// The same draw with how close it came to another token (RaceMargin: ln of the best ratio over the
+// second best). Tracking the runner-up costs one comparison an entry; the draws are the same.
+std::optional<RacePick> multinomial_race_pick(const float* probs, int64_t n, at::CPUGeneratorImpl& generator);
 
 }  // namespace genrepro

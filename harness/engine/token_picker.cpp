@@ -51,31 +51,33 @@ void check_distribution(const torch::Tensor& probs, int64_t step) {
                       "or broken weights); check the temperature and the model's weights");
 }
 
-int64_t TokenPicker::pick(const torch::Tensor& probs) {
+RacePick TokenPicker::pick_with_margin(const torch::Tensor& probs) {
   check_distribution(probs, step_);
-  const int64_t id = draw(probs);
+  RacePick drawn = draw(probs);
   ++step_;
-  return id;
+  return drawn;
 }
 
 TorchMultinomialPicker::TorchMultinomialPicker(uint64_t seed)
     : generator_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
 
-int64_t TorchMultinomialPicker::draw(const torch::Tensor& probs) {
+RacePick TorchMultinomialPicker::draw(const torch::Tensor& probs) {
   // next_id = torch.multinomial(probs, num_samples=1, generator=rng): the same draws, raced
-  // without the logarithms that cannot win (engine/multinomial_race.hpp); torch itself when it
-  // would refuse the input, so its message is the one the user sees.
+  // without the logarithms that cannot win (engine/multinomial_race.hpp), so the race's
+  // runner-up comes with the pick at no extra draw; torch itself when it would refuse the input,
+  // so its message is the one the user sees (no margin then: nothing reaches it after
+  // check_distribution but a [V] tensor of another dtype or shape, which the loop never makes).
   if (probs.dim() == 1 && probs.scalar_type() == torch::kFloat32) {
     const torch::Tensor contiguous = probs.contiguous();
     auto* generator = generator_.get<at::CPUGeneratorImpl>();
-    if (const auto id = multinomial_race(contiguous.data_ptr<float>(), contiguous.numel(), *generator)) return *id;
+    if (auto drawn = multinomial_race_pick(contiguous.data_ptr<float>(), contiguous.numel(), *generator)) return *drawn;
   }
-  return torch::multinomial(probs, /*num_samples=*/1, /*replacement=*/false, generator_).item<int64_t>();
+  return RacePick{torch::multinomial(probs, /*num_samples=*/1, /*replacement=*/false, generator_).item<int64_t>(), std::nullopt};
 }
 
-int64_t PortablePicker::draw(const torch::Tensor& probs) {
+RacePick PortablePicker::draw(const torch::Tensor& probs) {
   const auto contiguous = probs.to(torch::kFloat32).contiguous();
-  return race_.sample(contiguous.data_ptr<float>(), static_cast<size_t>(contiguous.numel()));
+  return race_.race(contiguous.data_ptr<float>(), static_cast<size_t>(contiguous.numel()));
 }
 
 std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params) {
@@ -87,6 +89,11 @@ std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params) {
                       "not a picker of a [V] distribution");
   }
   throw std::logic_error("Rng out of range");  // a bug: every enumerator is handled above
+}
+
+std::optional<DrawRecord> race_draw_record(const RacePick& drawn) {
+  if (!drawn.margin) return std::nullopt;
+  return DrawRecord{DrawRule::exponential_race, drawn.margin->margin, drawn.margin->runner_up};
 }
 
 int64_t pick_greedy(const torch::Tensor& logits) { return logits.argmax().item<int64_t>(); }

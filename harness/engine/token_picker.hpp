@@ -6,6 +6,7 @@
 
 #include <torch/torch.h>
 
+#include "evidence/run_record.hpp"
 #include "spec/portable_rng.hpp"
 #include "spec/run_params.hpp"
 
@@ -18,10 +19,13 @@ class TokenPicker {
   // per step, so the k-th call is step k. Throws NumericsError naming the step when `probs` is
   // not a distribution (NaN, infinity, a negative entry, or nothing positive): no such input
   // reaches multinomial, whose answer to it is undefined.
-  int64_t pick(const torch::Tensor& probs);
+  int64_t pick(const torch::Tensor& probs) { return pick_with_margin(probs).token; }
+  // The same draw (the same step, the same generator use) with how close it came to another
+  // token: RaceMargin, absent when no other token could have won.
+  RacePick pick_with_margin(const torch::Tensor& probs);
 
  private:
-  virtual int64_t draw(const torch::Tensor& probs) = 0;
+  virtual RacePick draw(const torch::Tensor& probs) = 0;
   int64_t step_ = 0;
 };
 
@@ -36,7 +40,7 @@ class TorchMultinomialPicker : public TokenPicker {
   explicit TorchMultinomialPicker(uint64_t seed);
 
  private:
-  int64_t draw(const torch::Tensor& probs) override;
+  RacePick draw(const torch::Tensor& probs) override;
   at::Generator generator_;
 };
 
@@ -46,12 +50,15 @@ class PortablePicker : public TokenPicker {
   explicit PortablePicker(uint64_t seed) : race_(seed) {}
 
  private:
-  int64_t draw(const torch::Tensor& probs) override;
+  RacePick draw(const torch::Tensor& probs) override;
   PortableMultinomial race_;
 };
 
 // The picker params.rng names, seeded with params.seed.
 std::unique_ptr<TokenPicker> make_token_picker(const SamplingParams& params);
+
+// The step record of a race's margin (steps[].draw, rule exponential_race); absent with it.
+std::optional<DrawRecord> race_draw_record(const RacePick& drawn);
 
 // The article's greedy pick: torch.argmax(logits) (the first index among ties).
 int64_t pick_greedy(const torch::Tensor& logits);

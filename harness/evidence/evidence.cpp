@@ -43,6 +43,9 @@ OrderedJson step_to_json(const StepRecord& s) {
           {"margin", real_to_json(s.margin)},
           {"logit_margin", real_to_json(s.logit_margin)},
           {"entropy", real_to_json(s.entropy)}};
+  // Issue 22: how close a sampled step's draw came to another token; only where a draw decided.
+  if (s.draw)
+    j["draw"] = {{"rule", to_string(s.draw->rule)}, {"margin", real_to_json(s.draw->margin)}, {"runner_up", s.draw->runner_up}};
   // Issue 23: a framework run's stages (an article run has none, and its steps are as ever).
   if (!s.stages.empty()) {
     OrderedJson stages = OrderedJson::array();

@@ -269,6 +269,26 @@ void step_values_are_in_range(const StepRecord& s, const Context& c, const std::
           "a number from 0 to log(vocab_size) = " + show(max_entropy) + " nats");
 }
 
+// Issue 22: a draw record names a token that could have won instead (in the vocabulary, not the
+// one chosen, beside a chosen token: a first prediction draws nothing) and a finite margin >= 0;
+// inverse_cdf's is a share of the mass, at most 1. (That the runner-up had a chance is a relation
+// to kept and the candidates: evidence_consistency.cpp.)
+void draw_is_in_range(const StepRecord& s, const Context& c, const std::string& at) {
+  if (!s.draw) return;
+  const std::string path = at + ".draw";
+  if (!s.token_id) violated(c.file, path, "present; allowed: none at a step with token_id null (a first prediction draws nothing)");
+  token_id_in_vocabulary(s.draw->runner_up, c, path + ".runner_up");
+  if (s.draw->runner_up == *s.token_id)
+    violated(c.file, path + ".runner_up",
+             "found " + std::to_string(s.draw->runner_up) + "; allowed: a token other than token_id " + std::to_string(*s.token_id) +
+                 " (the token that would have been drawn instead)");
+  if (s.draw->rule == DrawRule::inverse_cdf)
+    real_in(s.draw->margin, 0, 1, c, path + ".margin", "a number from 0 to 1 (rule inverse_cdf: a share of the total mass)");
+  else
+    real_in(s.draw->margin, 0, std::numeric_limits<double>::max(), c, path + ".margin",
+            "a finite number >= 0 (rule exponential_race: ln of the best ratio over the second best)");
+}
+
 // Issue 22: a digest names its algorithm and has its length; and a run records one at every step
 // or at none (the writer records them all; a run with some would let diff call logits identical
 // on the steps that kept theirs).
@@ -295,6 +315,7 @@ void steps_are_in_range(const RunRecord& r, const Context& c, const std::string&
     step_values_are_in_range(s, c, path);
     kept_is_a_count(s, r, c, path);
     candidates_are_all_there(s, r, c, path);
+    draw_is_in_range(s, c, path);
   }
   logits_digests_are_well_formed(r, c, at);
 }

@@ -194,6 +194,31 @@ void chosen_entry_matches(const StepRecord& s, std::size_t listed, double table_
                  "found " + show_text(s.token_text) + "; allowed: " + entry + ".text = " + show_text(c.text) + " (the chosen token's entry)");
 }
 
+// Issue 22: a draw record only where the run drew, beside two tokens kept (a sampled article or Hugging Face run;
+// llama.cpp always draws, its T <= 0 too), by its framework's rule, and its runner-up had a chance:
+// when listed among the candidates, its prob in the final distribution is above 0.
+void draw_fits_the_run(const StepRecord& s, const RunRecord& r, const std::string& file, const std::string& path) {
+  if (!s.draw) return;
+  // Two tokens had probability > 0: the chosen one and the runner-up (after kept's own rule, so
+  // an edited kept is named by that rule first).
+  if (s.kept < 2)
+    inconsistent(file, path + ".kept",
+                 "found " + std::to_string(s.kept) + "; allowed: at least 2 at a step with a draw record (the runner-up had probability > 0 too)");
+  const bool llama = r.params.sampling.framework == Framework::llama_cpp;
+  if (!llama && picks_argmax(r.params))
+    inconsistent(file, path + ".draw", "present; allowed: none (the run picks the argmax: greedy, or temperature 0)");
+  const DrawRule rule = llama ? DrawRule::inverse_cdf : DrawRule::exponential_race;
+  if (s.draw->rule != rule)
+    inconsistent(file, path + ".draw.rule",
+                 std::string("found \"") + to_string(s.draw->rule) + "\"; allowed: \"" + to_string(rule) + "\" (params.framework " +
+                     to_string(r.params.sampling.framework) + " draws by it)");
+  for (std::size_t i = 0; i < s.top.size(); ++i)
+    if (s.top[i].id == s.draw->runner_up && !(s.top[i].prob > 0))
+      inconsistent(file, path + ".draw.runner_up",
+                   "found " + std::to_string(s.draw->runner_up) + ", whose " + at_top(path, i).substr(path.size() + 1) +
+                       ".prob is 0; allowed: a token with probability > 0 (one that could have been drawn)");
+}
+
 // Issue 23: an article step lists no stages; a framework step lists the stages its params make
 // run (active_stages), in order, each keeping at least one token and at most what the stage before
 // it kept, and the last at least the step's kept (a positive probability needs a finite logit).
@@ -468,6 +493,7 @@ void check_consistency(const Evidence& e, const std::string& file) {
       derived_values_match(s, picks_argmax(r.params) && !(is_framework_run(r.params) && r.params.sampling.framework == Framework::llama_cpp), file, path);
       chosen_token_matches(s, r, file, path);
       stages_match(s, r, vocab, file, path);
+      draw_fits_the_run(s, r, file, path);
     }
   }
   if (e.runs.empty()) return;

@@ -156,6 +156,17 @@ Candidate candidate_from_json(const Fields& f, const OrderedJson& j, const std::
   return c;
 }
 
+DrawRecord draw_from_json(const Fields& f, const OrderedJson& j, const std::string& path) {
+  DrawRecord d;
+  const std::string rule = f.string(j, path, "rule");
+  if (rule == to_string(DrawRule::exponential_race)) d.rule = DrawRule::exponential_race;
+  else if (rule == to_string(DrawRule::inverse_cdf)) d.rule = DrawRule::inverse_cdf;
+  else f.wrong(path + ".rule", "\"exponential_race\" or \"inverse_cdf\"", &j["rule"]);
+  d.margin = f.real(j, path, "margin");
+  d.runner_up = f.integer(j, path, "runner_up");
+  return d;
+}
+
 StepRecord step_from_json(const Fields& f, const OrderedJson& j, const std::string& path) {
   StepRecord s;
   s.step = f.integer(j, path, "step");
@@ -170,6 +181,9 @@ StepRecord step_from_json(const Fields& f, const OrderedJson& j, const std::stri
   s.margin = f.real(j, path, "margin");
   s.logit_margin = f.real(j, path, "logit_margin");
   s.entropy = f.real(j, path, "entropy");
+  // Issue 22: optional (greedy steps, and evidence from before it, have none); its values are
+  // checked in evidence_checks.cpp, against the params in evidence_consistency.cpp.
+  if (j.is_object() && j.contains("draw")) s.draw = draw_from_json(f, f.object(j, path, "draw"), path + ".draw");
   // Issue 23: a framework run's stages, optional (an article run has none).
   if (j.is_object() && j.contains("stages")) {
     const OrderedJson& stages = f.array(j, path, "stages");

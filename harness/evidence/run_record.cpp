@@ -11,4 +11,12 @@ const char* to_string(StopReason r) {
   return "?";
 }
 
+const char* to_string(DrawRule r) {
+  switch (r) {
+    case DrawRule::exponential_race: return "exponential_race";
+    case DrawRule::inverse_cdf: return "inverse_cdf";
+  }
+  return "?";
+}
+
 }  // namespace genrepro

@@ -25,6 +25,24 @@ struct StageKept {
   int64_t kept = 0;
 };
 
+// How close a sampled step's draw came to picking another token (issue 22: a divergence in a
+// sampled run read like a greedy one). The rule says what `margin` measures:
+//  - exponential_race (torch.multinomial's one-sample race, the article's and Hugging Face's
+//    draw, rng torch or portable): ln(best ratio / second-best ratio) of p / q, q ~ Exp(1); >= 0,
+//    the smallest relative change of the two tokens' probabilities that swaps the winner;
+//  - inverse_cdf (llama.cpp's dist: one uniform u over the cumulative distribution): the distance
+//    of u to the nearest edge of the chosen token's interval, as a share of the total mass (the
+//    smallest change of u that picks another token), in [0, 1].
+// `runner_up` is the token that wins instead (the second-best ratio; the token across that edge).
+enum class DrawRule { exponential_race, inverse_cdf };
+const char* to_string(DrawRule r);  // "exponential_race", "inverse_cdf"
+
+struct DrawRecord {
+  DrawRule rule = DrawRule::exponential_race;
+  double margin = 0;
+  int64_t runner_up = -1;
+};
+
 // What the loop saw and did at one step.
 struct StepRecord {
   int64_t step = 0;                 // 0-based index of the new token
@@ -41,6 +59,9 @@ struct StepRecord {
   // Framework runs only (params.framework hf or llama.cpp): every stage that ran, in order, with
   // its kept-set count. Empty, and not written, for the article's chain.
   std::vector<StageKept> stages;
+  // Sampled steps only, when another token could have been drawn (DrawRecord); absent for greedy
+  // steps, a one-token distribution, and evidence from before it.
+  std::optional<DrawRecord> draw;
   // Issue 22: "xxh64:<16 hex>" of the step's full float32 logits row as the model gave it, before
   // temperature and filters (evidence/logits_digest.hpp). Equal digests: bit-identical logits.
   // Always written by this build; empty in evidence from before it (or from other tools).

@@ -15,6 +15,14 @@ constexpr double kLambda = 1.0;  // multinomial draws Exp(1)
 
 }  // namespace
 
+std::optional<RaceMargin> RaceLeaders::margin() const {
+  if (winner_ < 0 || runner_up_ < 0 || winner_is_nan_) return std::nullopt;
+  if (!std::isfinite(winner_ratio_) || !(runner_up_ratio_ > 0)) return std::nullopt;
+  // The quotient of two floats and its log in double: what Python's math.log(r1 / r2) gives on
+  // the same float32 ratios (tests/reference/draw_margin.py).
+  return RaceMargin{runner_up_, std::log(static_cast<double>(winner_ratio_) / static_cast<double>(runner_up_ratio_))};
+}
+
 PortableMultinomial::PortableMultinomial(uint64_t seed) : engine_(static_cast<uint32_t>(seed)) {}
 
 float PortableMultinomial::next_exponential() {
@@ -25,7 +33,7 @@ float PortableMultinomial::next_exponential() {
   return static_cast<float>(-1.0 / kLambda * std::log(1.0 - u));
 }
 
-int64_t PortableMultinomial::sample(const float* probs, size_t n) {
+RacePick PortableMultinomial::race(const float* probs, size_t n) {
   if (n == 0) throw std::invalid_argument("multinomial: empty probability vector");
   bool any_positive = false;
   for (size_t i = 0; i < n; ++i) {
@@ -38,17 +46,10 @@ int64_t PortableMultinomial::sample(const float* probs, size_t n) {
 
   // torch fills the whole q tensor first, then divides; drawing in the same index order while
   // racing gives the same numbers.
-  int64_t best = -1;
-  float best_ratio = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const float ratio = probs[i] / next_exponential();
-    if (best >= 0 && std::isnan(best_ratio)) continue;  // keep consuming draws; the first NaN already won
-    if (best < 0 || std::isnan(ratio) || ratio > best_ratio) {
-      best = static_cast<int64_t>(i);
-      best_ratio = ratio;
-    }
-  }
-  return best;
+  // Every draw is consumed even after a NaN won (RaceLeaders ignores the rest).
+  RaceLeaders leaders;
+  for (size_t i = 0; i < n; ++i) leaders.offer(static_cast<int64_t>(i), probs[i] / next_exponential());
+  return RacePick{leaders.winner(), leaders.margin()};
 }
 
 }  // namespace genrepro
