@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "compare/sensitivity.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/significant_digits.hpp"
@@ -53,9 +54,11 @@ const RunRecord* find_run(const std::vector<const RunRecord*>& runs, const std::
 }
 
 std::string why_of(const RunFragility& f, const FragilityKnowledge& k) {
-  std::string margin = "logit margin " + (f.golden_logit_margin ? three_digits(*f.golden_logit_margin) : std::string("unknown"));
+  const std::optional<double>& decisive = f.golden_decisive_margin;
+  std::string margin = std::string(f.by_draw ? "temperature x draw margin " : "logit margin ") +
+                       (decisive ? three_digits(*decisive) : std::string("unknown"));
   if (k.m_star)
-    margin += (f.golden_logit_margin && *f.golden_logit_margin <= *k.m_star ? " <= m* " : " > m* ") + three_digits(*k.m_star);
+    margin += (decisive && *decisive <= *k.m_star ? " <= m* " : " > m* ") + three_digits(*k.m_star);
   else
     margin += " (the matrix saw no flip, so it has no m*)";
   const std::string flipped = f.flipped_cells.empty()
@@ -143,7 +146,11 @@ std::vector<RunFragility> label_divergences(const EvidenceDiff& d, const std::ve
     const int64_t step = run.divergence->step;
     f.new_token = step + 1;
     if (const RunRecord* g = find_run(golden_runs, run.id))
-      if (const StepRecord* s = step_at(*g, step)) f.golden_logit_margin = s->logit_margin;
+      if (const StepRecord* s = step_at(*g, step)) {
+        f.golden_logit_margin = s->logit_margin;
+        f.golden_decisive_margin = decisive_margin(*g, *s);
+        f.by_draw = s->draw.has_value() && g->params.sampling.mode == DecodeMode::sample;
+      }
     if (const RunRecord* n = find_run(new_runs, run.id))
       if (const StepRecord* s = step_at(*n, step)) f.new_logit_margin = s->logit_margin;
     const auto known = k.flips.find(run.id);
@@ -151,7 +158,7 @@ std::vector<RunFragility> label_divergences(const EvidenceDiff& d, const std::ve
       const auto at = known->second.find(f.new_token);
       if (at != known->second.end()) f.flipped_cells = at->second;
     }
-    const bool below_m_star = k.m_star && f.golden_logit_margin && *f.golden_logit_margin <= *k.m_star;
+    const bool below_m_star = k.m_star && f.golden_decisive_margin && *f.golden_decisive_margin <= *k.m_star;
     f.label = !f.flipped_cells.empty() || below_m_star ? FragilityLabel::known_fragile : FragilityLabel::unexpected;
     f.why = why_of(f, k);
     out.push_back(std::move(f));
@@ -186,6 +193,7 @@ OrderedJson fragility_to_json(const FragilityKnowledge& k, const std::vector<Run
                     {"label", json_name(f.label)},
                     {"golden_logit_margin", f.golden_logit_margin ? OrderedJson(*f.golden_logit_margin) : OrderedJson(nullptr)},
                     {"new_logit_margin", f.new_logit_margin ? OrderedJson(*f.new_logit_margin) : OrderedJson(nullptr)},
+                    {"golden_decisive_margin", f.golden_decisive_margin ? OrderedJson(*f.golden_decisive_margin) : OrderedJson(nullptr)},
                     {"flipped_cells", f.flipped_cells},
                     {"why", f.why}});
   }

@@ -42,6 +42,10 @@ struct RunFragility {
   FragilityLabel label = FragilityLabel::unexpected;
   std::optional<double> golden_logit_margin;  // the golden step's top-1 minus top-2 logit
   std::optional<double> new_logit_margin;
+  // The golden step's decisive_margin (compare/sensitivity.hpp), what m* is judged against: the
+  // logit margin of a greedy step, temperature x draw margin of a sampled one.
+  std::optional<double> golden_decisive_margin;
+  bool by_draw = false;  // the golden step was decided by a draw (its margin is T x draw margin)
   std::vector<std::string> flipped_cells;  // the matrix's cells that flipped this run at this token
   std::string why;  // "logit margin 0.003 <= m* 0.01; flipped there in 3 of 12 cells"
 };

@@ -16,6 +16,21 @@ namespace genrepro {
 
 namespace {
 
+bool records_draws(const RunRecord& run) {
+  return std::any_of(run.result.steps.begin(), run.result.steps.end(), [](const StepRecord& s) { return s.draw.has_value(); });
+}
+
+// decisive_margin with the run's records_draws computed once (a run's steps are judged one by one).
+std::optional<double> step_decisive_margin(const SamplingParams& s, const StepRecord& step, bool run_records_draws) {
+  if (!step.token_id) return std::nullopt;
+  if (s.mode == DecodeMode::greedy || s.temperature == 0) return step.logit_margin;  // T = 0 picks the argmax
+  if (step.draw) {
+    if (step.draw->rule != DrawRule::exponential_race) return std::nullopt;
+    return s.temperature * step.draw->margin;
+  }
+  return run_records_draws ? std::nullopt : std::optional<double>(step.logit_margin);
+}
+
 // The recorded values of one step, equal bit for bit (doubles compared with ==: the writer stores
 // every float32-derived value exactly, so equal bits read back equal).
 bool same_candidates(const StepRecord& a, const StepRecord& b) {
@@ -74,6 +89,8 @@ RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
       r.rank_in_reference = rank_of(a[k], b[k].token_id);
       r.reference_draw = a[k].draw;
       r.cell_draw = b[k].draw;
+      r.reference_decisive_margin = decisive_margin(ref, a[k]);
+      r.cell_decisive_margin = decisive_margin(cell, b[k]);
       return r;
     }
     r.max_prob_delta = std::max(r.max_prob_delta, prob_delta(a[k], b[k]));
@@ -89,6 +106,8 @@ RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {
     r.reference_logit_margin = r.cell_logit_margin = last.logit_margin;
     if (shared < a.size()) r.reference_draw = a[shared].draw;
     if (shared < b.size()) r.cell_draw = b[shared].draw;
+    r.reference_decisive_margin = r.cell_decisive_margin =
+        shared < a.size() ? decisive_margin(ref, a[shared]) : decisive_margin(cell, b[shared]);
     return r;
   }
   r.logits = !digests ? LogitsCheck::not_recorded : logits_differ ? LogitsCheck::differ : LogitsCheck::equal;
@@ -166,15 +185,25 @@ void predict(SensitivityMatrix& m) {
       if (r.cls != CellClass::diverged) continue;
       ++p.flips;
       flip_steps[i].insert(r.diverged_at);
-      p.m_star = std::max(p.m_star.value_or(r.reference_logit_margin), r.reference_logit_margin);
+      if (!r.reference_decisive_margin) {
+        ++p.flips_not_judged;
+        continue;
+      }
+      p.m_star = std::max(p.m_star.value_or(*r.reference_decisive_margin), *r.reference_decisive_margin);
     }
   const Evidence& ref = m.cells[m.reference].evidence.evidence;
   for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
     const RunRecord& run = ref.runs[i];
+    const bool draws = records_draws(run);
     for (const StepRecord& s : run.result.steps) {
       if (!s.token_id) continue;
+      const std::optional<double> margin = step_decisive_margin(run.params.sampling, s, draws);
+      if (!margin) {
+        ++p.steps_not_judged;
+        continue;
+      }
       ++p.steps;
-      const bool flagged = p.m_star && s.logit_margin <= *p.m_star;
+      const bool flagged = p.m_star && *margin <= *p.m_star;
       const bool flipped = flip_steps[i].count(s.step) > 0;
       p.flagged += flagged;
       p.flip_steps += flipped;
@@ -183,12 +212,13 @@ void predict(SensitivityMatrix& m) {
   }
 }
 
-// The largest reference logit margin at a flip of cell c; absent when c has no flip.
+// The largest reference decisive margin at a flip of cell c; absent when c has no judged flip.
 std::optional<double> cell_m_star(const SensitivityMatrix& m, std::size_t c) {
   std::optional<double> best;
   for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
     const RunVsReference& r = m.runs[i][c];
-    if (r.cls == CellClass::diverged) best = std::max(best.value_or(r.reference_logit_margin), r.reference_logit_margin);
+    if (r.cls == CellClass::diverged && r.reference_decisive_margin)
+      best = std::max(best.value_or(*r.reference_decisive_margin), *r.reference_decisive_margin);
   }
   return best;
 }
@@ -197,7 +227,7 @@ HeldOutCell judge_held_out(const SensitivityMatrix& m, std::size_t c, const std:
   HeldOutCell h;
   h.cell = m.cells[c].name;
   h.m_star = m_star;
-  const auto flagged = [&](double margin) { return m_star && margin <= *m_star; };
+  const auto flagged = [&](const std::optional<double>& margin) { return m_star && margin && *margin <= *m_star; };
   const Evidence& ref = m.cells[m.reference].evidence.evidence;
   for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
     const RunVsReference& r = m.runs[i][c];
@@ -205,13 +235,16 @@ HeldOutCell judge_held_out(const SensitivityMatrix& m, std::size_t c, const std:
     const bool diverged = r.cls == CellClass::diverged;
     if (diverged) {
       ++h.flips;
-      h.caught += flagged(r.reference_logit_margin);
+      h.caught += flagged(r.reference_decisive_margin);
     }
+    const bool draws = records_draws(ref.runs[i]);
     for (const StepRecord& s : ref.runs[i].result.steps) {
       if (diverged && s.step > r.diverged_at) break;
       if (!s.token_id) continue;
+      const std::optional<double> margin = step_decisive_margin(ref.runs[i].params.sampling, s, draws);
+      if (!margin) continue;
       ++h.steps;
-      const bool f = flagged(s.logit_margin);
+      const bool f = flagged(margin);
       h.flagged += f;
       h.flagged_flips += f && diverged && s.step == r.diverged_at;
     }
@@ -250,7 +283,7 @@ std::string md(const std::string& s) {
 
 std::string held_out_summary(const HeldOutPredictor& h) {
   std::ostringstream o;
-  o << "Leave one cell out: m* fitted on every other cell's flips, \"logit margin <= m*\" judged on the cell left out. ";
+  o << "Leave one cell out: m* fitted on every other cell's flips, \"margin <= m*\" judged on the cell left out. ";
   if (!h.enough()) {
     o << h.cells_with_flips << (h.cells_with_flips == 1 ? " cell has" : " cells have")
       << " flips: not enough cells to hold one out (it takes two, one to fit m* on and one to judge it).";
@@ -360,6 +393,10 @@ std::string id_ignoring_use_cache(const RunRecord& r) {
   return run_id(r.experiment, r.prompt_index, r.prompt, p);
 }
 
+std::optional<double> decisive_margin(const RunRecord& run, const StepRecord& step) {
+  return step_decisive_margin(run.params.sampling, step, records_draws(run));
+}
+
 bool made_with_use_cache_forced(const Evidence& reference, const Evidence& cell) {
   if (cell.runs.empty()) return false;
   const bool forced = cell.runs.front().params.use_cache;
@@ -461,6 +498,9 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
         };
         j["reference_draw"] = draw_json(r.reference_draw);
         j["cell_draw"] = draw_json(r.cell_draw);
+        const auto optional = [](const std::optional<double>& v) { return v ? OrderedJson(*v) : OrderedJson(nullptr); };
+        j["reference_decisive_margin"] = optional(r.reference_decisive_margin);
+        j["cell_decisive_margin"] = optional(r.cell_decisive_margin);
       }
       per_cell[m.cells[c].name] = j;
     }
@@ -472,6 +512,8 @@ OrderedJson sensitivity_to_json(const SensitivityMatrix& m) {
                            {"same_tokens", a.same_tokens}, {"diverged", a.diverged}});
   const MarginPredictor& p = m.predictor;
   OrderedJson predictor = {{"flips", p.flips},
+                           {"flips_not_judged", p.flips_not_judged},
+                           {"steps_not_judged", p.steps_not_judged},
                            {"noise_floor_logit_margin", p.noise_floor},
                            {"m_star", p.m_star ? OrderedJson(*p.m_star) : OrderedJson(nullptr)},
                            {"steps", p.steps},
@@ -577,9 +619,15 @@ std::string sensitivity_markdown(const SensitivityMatrix& m) {
   } else {
     o << "- flips: " << p.flips << " (run, cell) divergences at " << p.flip_steps << " of the reference's " << p.steps << " steps\n"
       << "- noise floor (largest |Δ logit margin| on matched steps): " << three_digits(p.noise_floor) << "\n"
-      << "- m* (the largest reference logit margin at a flip): " << three_digits(*p.m_star) << "\n"
-      << "- \"logit margin <= m*\" flags " << p.flagged << " steps (" << sensitivity_share_text(p.flagged, p.steps) << "): precision "
+      << "- m* (the largest reference margin at a flip: the logit margin of a greedy step, temperature x draw margin of a "
+         "sampled one): "
+      << three_digits(*p.m_star) << "\n"
+      << "- \"margin <= m*\" flags " << p.flagged << " steps (" << sensitivity_share_text(p.flagged, p.steps) << "): precision "
       << three_digits(p.precision()) << ", recall " << three_digits(p.recall()) << "\n"
+      << (p.steps_not_judged ? "- " + std::to_string(p.steps_not_judged) +
+                                   " reference steps not judged: no margin decides them in logits (llama.cpp's draws, a sampled step "
+                                   "with one token left)\n"
+                             : std::string())
       << "  (MarginGate, 2026, verifies only low-margin steps at a 15-50 % trigger rate; here the rule is fitted to "
          "these cells, so its recall is 1 by construction on them: judge it on cells it was not fitted to)\n";
   }

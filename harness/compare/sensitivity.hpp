@@ -35,6 +35,16 @@ struct SensitivityCell {
 
 // The id `r` would have with use_cache false: the same for a run and its KV-cache twin.
 std::string id_ignoring_use_cache(const RunRecord& r);
+// The margin that decides a step's pick, in logits (docs/sensitivity.md, "The margin that decides
+// a pick"): a greedy step picks the top logit, so its logit margin (top-1 minus top-2); a draw by
+// the exponential race (torch.multinomial's, every sampled article and Hugging Face run) keeps its
+// pick while the winner's and runner-up's logits move apart by less than temperature x the draw's
+// log-ratio margin (ln p = logit / T + a constant over the kept set), so T x draw.margin. Empty
+// where nothing decides in logits: llama.cpp's inverse-CDF draw (its margin is probability mass),
+// a sampled step that drew nothing (one token kept), a first prediction. A sampled run of evidence
+// made before draws were recorded (no step has one) falls back to the logit margin, as before.
+std::optional<double> decisive_margin(const RunRecord& run, const StepRecord& step);
+
 // For --compare, where no axis says how a cell was made: `cell` is the cache axis' cell of
 // `reference` when every one of its runs has one use_cache, that is not every reference run's,
 // and ignoring use_cache pairs more of its runs with the reference's than their ids do (each id
@@ -71,6 +81,8 @@ struct RunVsReference {
   // Sampled runs: how close each cell's draw at that step came to another token (steps[].draw);
   // absent where the step recorded none (greedy, one token left, evidence from before it).
   std::optional<DrawRecord> reference_draw, cell_draw;
+  // decisive_margin at that step in each cell (what the predictor and diff --sensitivity judge).
+  std::optional<double> reference_decisive_margin, cell_decisive_margin;
 };
 
 struct CellSummary {
@@ -91,6 +103,8 @@ struct AxisEffect {
 // cell's run diverges there; a step is flagged when its logit margin is at most m*.
 struct MarginPredictor {
   std::size_t flips = 0;  // (run, cell) divergences
+  std::size_t flips_not_judged = 0;  // of them, at a step without a decisive margin (not in m*)
+  std::size_t steps_not_judged = 0;  // reference steps without one: neither flagged nor counted in `steps`
   double noise_floor = 0;  // the largest |Δ logit_margin| on matched steps, over every cell
   std::optional<double> m_star;  // the largest reference logit margin at a flip; absent without flips
   std::size_t steps = 0, flagged = 0, flip_steps = 0, flip_steps_flagged = 0;

@@ -64,7 +64,7 @@ TEST(SensitivityPage, SelfContainedWithEverySection) {
                         "The predictor on held-out cells"})
     EXPECT_NE(html.find(">" + std::string(h) + "</h2>"), std::string::npos) << h;
   // The predictor beside MarginGate's trigger rate; one flip in one cell: no held-out recall.
-  EXPECT_NE(html.find("<td>m* (the largest reference logit margin at a flip)</td><td class=\"num\">0.0253</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>m* (the largest reference margin at a flip: logit margin, or T x draw margin when sampled)</td><td class=\"num\">0.0253</td>"), std::string::npos);
   EXPECT_NE(html.find("15-50 %"), std::string::npos);
   EXPECT_NE(html.find("not enough cells to hold one out"), std::string::npos);
   // Class shares: "bits" has 1 of 3 runs same tokens, "partial" one missing; the planted runs carry
