@@ -12,4 +12,5 @@
 add_test(NAME cli.report.chromium_screenshot
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/scripts/report_screenshot.py
           --binary $<TARGET_FILE:genrepro> --golden ${CMAKE_SOURCE_DIR}/golden/fixture)
-set_tests_properties(cli.report.chromium_screenshot PROPERTIES LABELS "cli" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(cli.report.chromium_screenshot PROPERTIES LABELS "cli" TIMEOUT 300 SKIP_RETURN_CODE 77
+  COST 4)  # started early (cmake/GenreproTesting.cmake, COST)
