@@ -416,15 +416,15 @@ def axis_problem(img, line):
     return None
 
 
-def ink_share(img, box):
-    """The share of non-white pixels inside a page box (clipped to the image)."""
+def ink_share(ink, box):
+    """The share of non-white pixels inside a page box (clipped to the image), read off `ink` (the
+    whole screenshot's not-white mask, problems_of's): a slice, not a crop and colour count each."""
+    height, width = ink.shape
     left, top = max(int(box["x"]), 0), max(int(box["y"]), 0)
-    right, bottom = min(int(box["x"] + box["w"]) + 1, img.width), min(int(box["y"] + box["h"]) + 1, img.height)
+    right, bottom = min(int(box["x"] + box["w"]) + 1, width), min(int(box["y"] + box["h"]) + 1, height)
     if right <= left or bottom <= top:
         return 0.0
-    region = img.crop((left, top, right, bottom))
-    white = dict((c, n) for n, c in region.getcolors(region.width * region.height)).get((255, 255, 255), 0)
-    return 1 - white / float(region.width * region.height)
+    return float(ink[top:bottom, left:right].mean())
 
 
 def heatmap_problems(img, geometry):
@@ -460,13 +460,12 @@ def problems_of(img, geometry, Image, ImageChops, verdict=True):
         colours = len(few) if few is not None else len(img.getcolors(1 << 24))
         found.append(("blank", "the page looks blank: %d colours, %.1f%% non-white" % (colours, 100 * share)))
         return found
-    top = img.crop((0, 0, WIDTH, FIRST_SCREEN))
-    if verdict and not any(c == DIFF_CELL_RGB for _, c in top.getcolors(1 << 24)):
+    if verdict and not numpy.all(pixels[:FIRST_SCREEN] == DIFF_CELL_RGB, axis=2).any():
         found.append(("verdict", "the verdict's highlighted cells are not on the first screen"))
     for h in geometry["headings"]:
-        if ink_share(img, h) < 0.01:
+        if ink_share(ink, h) < 0.01:
             found.append(("cut", "the section heading %r has no ink at y=%d" % (h["text"], h["y"])))
-    if ink_share(img, geometry["last"]) < 0.005:
+    if ink_share(ink, geometry["last"]) < 0.005:
         found.append(("cut", "the page's last element (y=%d to %d) has no ink" %
                       (geometry["last"]["y"], geometry["last"]["y"] + geometry["last"]["h"])))
     inked_rows = numpy.flatnonzero(ink.any(axis=1))
@@ -493,7 +492,7 @@ def sensitivity_cells(golden_doc, changed_path, scratch):
     and a copy with its last run dropped and every third run's first-step entropy raised by 1e-6."""
     golden = os.path.join(scratch, "golden.json")
     with open(golden, "w") as f:
-        json.dump(golden_doc, f)
+        f.write(json.dumps(golden_doc))  # dumps: the C encoder (dump runs the Python one)
     partial_doc = json.loads(json.dumps(golden_doc))
     dropped = partial_doc["runs"].pop()["id"]
     nudged = []
@@ -503,7 +502,7 @@ def sensitivity_cells(golden_doc, changed_path, scratch):
             nudged.append(run["id"])
     partial = os.path.join(scratch, "partial.json")
     with open(partial, "w") as f:
-        json.dump(partial_doc, f)
+        f.write(json.dumps(partial_doc))
     return [golden, changed_path, partial], dropped, nudged
 
 
@@ -587,7 +586,7 @@ def main():
             mutated = json.load(f)["runs"][0]["id"]
         evidence = os.path.join(scratch, "mutated.json")
         with open(evidence, "w") as f:
-            json.dump(pooled_fixture_evidence(a.binary, a.golden, mutated), f)
+            f.write(json.dumps(pooled_fixture_evidence(a.binary, a.golden, mutated)))
         out = os.path.join(scratch, "report")
         r = subprocess.run([a.binary, "report", evidence, "--golden", a.golden, "--out", out], capture_output=True,
                            timeout=TIMEOUT_S)
