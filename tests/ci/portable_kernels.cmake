@@ -32,7 +32,7 @@ add_test(NAME portable.kernels
           --binary $<TARGET_FILE:genrepro> --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
           --scratch ${CMAKE_BINARY_DIR}/portable-kernels)
 set_tests_properties(portable.kernels PROPERTIES LABELS cli FIXTURES_REQUIRED tiny_model
-  SKIP_RETURN_CODE 77 TIMEOUT 300)
+  SKIP_RETURN_CODE 77 TIMEOUT 300 COST 6)  # started early (cmake/GenreproTesting.cmake, COST)
 
 # The bit-exact cross-machine check: the regression gate's evidence (experiments/article on the
 # tiny fixture, default flags: portable kernels) against the committed digest.

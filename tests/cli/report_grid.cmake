@@ -8,8 +8,8 @@ set(_report_grid ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/scripts/report
 set(_report_grid_env "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache;HF_HUB_CACHE=${CMAKE_BINARY_DIR}/no-hf-cache")
 add_test(NAME cli.report.grid_evidence
   COMMAND ${_report_grid} make --binary $<TARGET_FILE:genrepro> --work ${_report_grid_work} --model ${GENREPRO_TINY_MODEL})
-set_tests_properties(cli.report.grid_evidence PROPERTIES LABELS "cli" TIMEOUT 300 PROCESSORS 2 ENVIRONMENT "${_report_grid_env}"
-  FIXTURES_REQUIRED tiny_model FIXTURES_SETUP report_grid)
+set_tests_properties(cli.report.grid_evidence PROPERTIES LABELS "cli" TIMEOUT 300 ENVIRONMENT "${_report_grid_env}"
+  FIXTURES_REQUIRED tiny_model FIXTURES_SETUP report_grid)  # not PROCESSORS 2: see run.cmake's shards
 add_test(NAME cli.report.grid_figures
   COMMAND ${_report_grid} figures --binary $<TARGET_FILE:genrepro> --work ${_report_grid_work})
 set_tests_properties(cli.report.grid_figures PROPERTIES LABELS "cli" TIMEOUT 300 ENVIRONMENT "${_report_grid_env}"

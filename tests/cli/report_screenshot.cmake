@@ -2,8 +2,8 @@
 # token changed, checked on its pixels (tests/cli/scripts/report_screenshot.py): the rendered page
 # names the run in its verdict section; the whole-page screenshot is not blank, shows the verdict
 # on the first screen, is not cut (every section heading and the last element have ink), and every
-# chart shows both axes along their whole length. In the same test, one more Chromium start renders
-# `genrepro sensitivity --compare`'s sensitivity.html of three cells made from the same runs
+# chart shows both axes along their whole length. In the same test and the same Chromium (one start,
+# driven over the DevTools protocol, for all three page loads), `genrepro sensitivity --compare`'s sensitivity.html of three cells made from the same runs
 # (identical, one changed token, a dropped run, nudged entropies): a heatmap square for every run
 # in every cell, the four class colours, not blank, not cut, both charts with their axes.
 # Negative controls show each check can fail.
@@ -12,4 +12,5 @@
 add_test(NAME cli.report.chromium_screenshot
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/scripts/report_screenshot.py
           --binary $<TARGET_FILE:genrepro> --golden ${CMAKE_SOURCE_DIR}/golden/fixture)
-set_tests_properties(cli.report.chromium_screenshot PROPERTIES LABELS "cli" TIMEOUT 300 SKIP_RETURN_CODE 77)
+set_tests_properties(cli.report.chromium_screenshot PROPERTIES LABELS "cli" TIMEOUT 300 SKIP_RETURN_CODE 77
+  COST 4)  # started early (cmake/GenreproTesting.cmake, COST)

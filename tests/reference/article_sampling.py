@@ -7,8 +7,8 @@ temperature as `logits / T`, `top_p_filter` line for line, `torch.softmax`, and
 `rng = torch.Generator(device="cpu").manual_seed(seed)` made once per run.
 
 Usage:
-  article_sampling.py --fixed-logits
-      prints JSON {"logits": [[...], ...], "cases": [{"temperature", "top_p", "seed", "picks"}]}:
+  article_sampling.py --fixed-logits [--fixed-logits-out FILE]
+      prints (writes to FILE) JSON {"logits": [[...], ...], "cases": [{"temperature", "top_p", "seed", "picks"}]}:
       fixed logit vectors (no model needed) and, for each case, the tokens the article's code
       draws from one generator visiting every vector in order, twice. The C++ test
       (tests/unit/engine/article_sampling_reference_test.cpp) draws with the same logits and seeds.
@@ -21,7 +21,10 @@ Usage:
       written as JSON {"prompt", "temperature", "top_p", "max_new_tokens", "runs": [{"seed",
       "ids"}], "greedy": {"ids"}} (greedy: the article's argmax loop, gpt2_reference.greedy). tests/cli_inprocess/article_sampled_loop_test.cpp runs `genrepro generate --ids
       --no-cache` (--rng torch and --rng portable) with the same settings and fails unless every
-      token is the same (ctest: reference.article_sampled_loop).
+      token is the same (ctest: reference.article_sampled_loop). With --fixed-logits-out FILE
+      too, the same process also writes the fixed-logits JSON above to FILE (ctest:
+      reference.article_sampled_loop.python, for genrepro_engine_tests' shards: one Python and
+      torch start, about a second of CPU, fewer).
 """
 import argparse
 import json
@@ -157,8 +160,15 @@ def main(argv):
     ap.add_argument("--seed", type=int, default=43)
     ap.add_argument("--max-new-tokens", type=int, default=50)
     ap.add_argument("--write-loop-ids", metavar="FILE")
+    ap.add_argument("--fixed-logits-out", metavar="FILE", help="write the --fixed-logits JSON to FILE")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.fixed_logits_out:
+        os.makedirs(os.path.dirname(os.path.abspath(args.fixed_logits_out)), exist_ok=True)
+        with open(args.fixed_logits_out, "w") as f:
+            json.dump(fixed_logits_report(), f)
+        if not args.model:
+            return 0
     if args.fixed_logits:
         json.dump(fixed_logits_report(), sys.stdout)
         return 0

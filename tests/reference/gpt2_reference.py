@@ -147,8 +147,11 @@ def block(w, i, hidden_states):
     return residual + ff
 
 
-def forward_logits(w, ids):
-    """GPT2LMHeadModel(ids, use_cache=False).logits[0]: [T, V] float32."""
+def forward_logits(w, ids, logits_to_keep=0):
+    """GPT2LMHeadModel(ids, use_cache=False, logits_to_keep=logits_to_keep).logits[0]: [T, V] float32
+    for 0 (forward's default, every position), else [logits_to_keep, V], the last positions only.
+    generate() passes logits_to_keep=1 (GenerationMixin.generate: "to avoid computing the whole
+    logit matrix"), so a framework's loop computes the head on the last position alone."""
     with torch.no_grad():
         input_ids = torch.tensor([ids], dtype=torch.long)
         position_ids = torch.arange(0, input_ids.size(-1), dtype=torch.long).unsqueeze(0)
@@ -159,8 +162,9 @@ def forward_logits(w, ids):
             hidden_states = block(w, i, hidden_states)
         hidden_states = torch.nn.functional.layer_norm(
             hidden_states, (w.n_embd,), w.t["ln_f.weight"], w.t["ln_f.bias"], w.eps)
-        # lm_head: Linear(n_embd, vocab, bias=False) tied to wte
-        logits = torch.nn.functional.linear(hidden_states, w.t["wte.weight"])
+        # lm_head: Linear(n_embd, vocab, bias=False) tied to wte, on hidden_states[:, slice_indices, :]
+        slice_indices = slice(-logits_to_keep, None)
+        logits = torch.nn.functional.linear(hidden_states[:, slice_indices, :], w.t["wte.weight"])
         return logits[0]
 
 

@@ -18,7 +18,8 @@ Usage:
       One dist sampler per configuration draws through its vectors in order; the penalties sampler
       is reset and fed the vector's history (llama_sampler_accept) before each vector.
   llama_cpp_sampling.py --lib LIBLLAMA --model DIR --out FILE
-      whole generations on a model (gpt2_reference.py's forward pass, use_cache=False), each with
+      whole generations on a model (gpt2_reference.py's forward pass, use_cache=False, the head on
+      the last position: hf_processors.Logits), each with
       one llama_sampler_chain as common_sampler_init builds it, the prompt accepted first as
       llama-completion does (tools/completion), then every sampled token.
 """
@@ -270,7 +271,8 @@ LOOP_CONFIGS = [
 
 
 def generation(llama, model, prompt_ids, c, max_new_tokens):
-    """One generation on `model` (hf_processors.Logits: gpt2_reference.py's forward pass, use_cache=False)."""
+    """One generation on `model` (hf_processors.Logits: gpt2_reference.py's forward pass, use_cache=False,
+    the last position's logits, as llama.cpp's completion computes only those)."""
     L = llama.lib
     chain = L.llama_sampler_chain_init(L.llama_sampler_chain_default_params())
     for name in stages_of(c):

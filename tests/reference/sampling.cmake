@@ -2,11 +2,13 @@
 # the sampled loop on the tiny fixture, T = 1, p = 0.9, seeds 41/42/43, must pick the same tokens.
 # Python writes its ids (and the greedy loop's) first; then `genrepro generate --ids --no-cache` runs in-process
 # (tests/cli_inprocess/article_sampled_loop_test.cpp), six generations in one process.
-# (The fixed-logits comparison, no model needed, runs inside genrepro_engine_tests.)
+# The same process writes the fixed-logits picks (no model needed) that genrepro_engine_tests'
+# ArticleSamplingReference compares with ($GENREPRO_ARTICLE_FIXED_LOGITS, tests/CMakeLists.txt):
+# one Python and torch start for both.
 set(article_loop_ids ${CMAKE_BINARY_DIR}/reference/article-loop-ids.json)
 add_test(NAME reference.article_sampled_loop.python
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/article_sampling.py
-          --model ${GENREPRO_TINY_MODEL} --write-loop-ids ${article_loop_ids})
+          --model ${GENREPRO_TINY_MODEL} --write-loop-ids ${article_loop_ids} --fixed-logits-out ${article_fixed_logits})
 set_tests_properties(reference.article_sampled_loop.python PROPERTIES
   LABELS "reference" FIXTURES_REQUIRED tiny_model FIXTURES_SETUP article_loop_ids TIMEOUT 300)
 add_test(NAME reference.article_sampled_loop

@@ -30,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import report_screenshot as shot  # noqa: E402  (the Chromium runner, geometry script and pixel checks)
+
 SKIP = 77
 TIMEOUT_S = 300
 PROMPTS = ["the river bank was", "once upon a time"]
@@ -351,8 +354,6 @@ def run_dots(svg):
 
 
 def screenshot(a):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import report_screenshot as shot  # the Chromium runner, geometry script and pixel checks
     chromium = shot.find_chromium()
     if not chromium and os.environ.get("CI") == "true":
         fail("CI=true but no Chromium is installed: scripts/setup.sh --tests installs it in CI")
@@ -368,7 +369,14 @@ def screenshot(a):
     report(a, out, "--article", a.article)
     page = os.path.join(out, "report.html")
     scratch = tempfile.mkdtemp(prefix="genrepro-grid-shot-", dir=a.work)
-    browser = shot.Chromium(chromium, scratch)
+    browser = shot.Chromium(chromium, scratch)  # one Chromium for the DOM and the screenshot
+    try:
+        check_page(a, browser, scratch, out, page, Image)
+    finally:
+        browser.close()
+
+
+def check_page(a, browser, scratch, out, page, Image):
     dom = browser.dom(shot.with_additions(page, "measured.html", body_end=shot.GEOMETRY_SCRIPT))
     geometry = shot.geometry_of(dom)
     if geometry["width"] > WIDTH:

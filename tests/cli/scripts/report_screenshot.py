@@ -5,9 +5,9 @@ run, and a headless Chromium screenshot of the page shows it"; issue 26: the pag
 cut, and every chart shows its axes).
 
 The evidence is golden/fixture's runs pooled into one file with one token of one run changed, so
-exactly that run differs. Chromium renders the whole page (the window as tall as the document):
+exactly that run differs. Chromium renders the whole page (the viewport as tall as the document):
 
-  1. The DOM Chromium built (--dump-dom) has the verdict section naming the run. A copy of the page
+  1. The DOM Chromium built (its outer HTML after the load event) has the verdict section naming the run. A copy of the page
      with one inline script added (a <script> is display:none: the layout does not change) also
      records where each section heading, the last element and each chart's SVG and axis lines lie.
   2. The screenshot is a picture of the page, not of nothing: PNG, the page's size, many colours,
@@ -24,8 +24,9 @@ exactly that run differs. Chromium renders the whole page (the window as tall as
 The same session renders the sensitivity page (`genrepro sensitivity --compare`, docs/sensitivity.md)
 of three cells made from the same evidence: the golden, the changed copy (its greedy run diverges at
 new token 6) and a copy with one run dropped (missing) and some steps' entropy nudged (same tokens,
-different bits). One more Chromium start, not two: the DOM and the screenshot come from one run in
-a window taller than the page, cut to the page's height. Its DOM has a heatmap cell (<title>) for
+different bits), in the same Chromium (one browser start for the whole test, driven over the
+DevTools protocol): the DOM and the screenshot come from one load in a viewport taller than the
+page, cut to the page's height. Its DOM has a heatmap cell (<title>) for
 every run in every cell; its screenshot passes checks 2, 4 and 5, and its heatmap shows the four
 class colours (harness/report/sensitivity_page.cpp) in the heatmap's box.
 
@@ -37,15 +38,19 @@ Exit 77 (ctest SKIP_RETURN_CODE) with the reason when no Chromium or no Python I
 installed (scripts/setup.sh installs both when CI=true, or with GENREPRO_SETUP_CHROMIUM=1).
 """
 import argparse
+import base64
+import fcntl
 import glob
 import html
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 TIMEOUT_S = 120
@@ -201,33 +206,144 @@ def pooled_fixture_evidence(binary, golden_dir, mutated_run):
 
 
 class Chromium:
+    """One headless Chromium for every page a test renders, driven over the DevTools protocol on a
+    pipe (--remote-debugging-pipe: commands on the browser's fd 3, replies and events on its fd 4,
+    each a JSON message ended by NUL). A start costs more than rendering a short page (a browser
+    process and its renderer, GPU and network processes), so a test that needs the DOM and the
+    screenshots of several pages starts one. Each page is loaded into a viewport WIDTH wide and as
+    tall as asked (Emulation.setDeviceMetricsOverride; what --window-size did for one page per
+    start), and the screenshot is that viewport, as --screenshot took it."""
+
     def __init__(self, binary, scratch):
         self.binary, self.scratch = binary, scratch
-        self.runs = 0
+        self.proc = None
+        self.pending = b""
+        self.events = []
+        self.last_id = 0
+        self.session = None
 
-    def _run(self, height, *args):
-        self.runs += 1
-        profile = os.path.join(self.scratch, "profile-%d" % self.runs)
+    def _start(self):
+        commands_r, commands_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        # Above 9, so that placing them at 3 and 4 in the child cannot overwrite one with the other.
+        to_child = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (commands_r, replies_w)]
+        for fd in (commands_r, replies_w):
+            os.close(fd)
+
+        def place_pipes():  # in the child, before exec: dup2 leaves fds 3 and 4 open across exec
+            os.dup2(to_child[0], 3)
+            os.dup2(to_child[1], 4)
+
+        self.stderr = open(os.path.join(self.scratch, "chromium.log"), "wb")
         cmd = [self.binary, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-               "--force-device-scale-factor=1", "--user-data-dir=" + profile, "--window-size=%d,%d" % (WIDTH, height),
-               *args]
-        return subprocess.run(cmd, capture_output=True, timeout=TIMEOUT_S)
+               "--force-device-scale-factor=1", "--user-data-dir=" + os.path.join(self.scratch, "profile"),
+               "--window-size=%d,%d" % (WIDTH, FIRST_SCREEN), "--remote-debugging-pipe", "about:blank"]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr,
+                                     preexec_fn=place_pipes, close_fds=False)
+        for fd in to_child:
+            os.close(fd)
+        self.to_browser, self.from_browser = commands_w, replies_r
+        target = self._call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = self._call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        self._call("Page.enable", {}, session=True)
+
+    def _log(self):
+        self.stderr.flush()
+        with open(self.stderr.name, "rb") as f:
+            return f.read().decode("utf-8", "replace")[-2000:]
+
+    def _message(self, deadline):
+        """The next message from the browser (a reply or an event)."""
+        while b"\0" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.from_browser], [], [], left)[0]:
+                fail("chromium did not answer within %d s: %s" % (TIMEOUT_S, self._log()))
+            chunk = os.read(self.from_browser, 1 << 20)
+            if not chunk:
+                fail("chromium closed its DevTools pipe (exit %s): %s" % (self.proc.poll(), self._log()))
+            self.pending += chunk
+        text, self.pending = self.pending.split(b"\0", 1)
+        return json.loads(text)
+
+    def _call(self, method, params, session=False):
+        self.last_id += 1
+        message = {"id": self.last_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = self.session
+        data = json.dumps(message).encode() + b"\0"
+        while data:
+            data = data[os.write(self.to_browser, data):]
+        deadline = time.monotonic() + TIMEOUT_S
+        while True:
+            m = self._message(deadline)
+            if m.get("id") == self.last_id:
+                if "error" in m:
+                    fail("chromium refused %s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            if "method" in m:
+                self.events.append(m)
+
+    def _load(self, page, height):
+        """`page` loaded (its load event fired) in a viewport WIDTH x `height`."""
+        if self.proc is None:
+            self._start()
+        self._call("Emulation.setDeviceMetricsOverride",
+                   {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self.events = []
+        self._call("Page.navigate", {"url": "file://" + page}, session=True)
+        deadline = time.monotonic() + TIMEOUT_S
+        while not any(e["method"] == "Page.loadEventFired" and e.get("sessionId") == self.session for e in self.events):
+            m = self._message(deadline)
+            if "method" in m:
+                self.events.append(m)
+
+    def _dom(self):
+        """The document as --dump-dom prints it: its outer HTML after the load event."""
+        r = self._call("Runtime.evaluate", {"expression": "document.documentElement.outerHTML", "returnByValue": True},
+                       session=True)
+        return r["result"]["value"]
+
+    def _screenshot(self, page, png):
+        r = self._call("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True}, session=True)
+        if not r.get("data"):
+            fail("chromium made no screenshot of %s: %s" % (page, self._log()))
+        with open(png, "wb") as f:
+            f.write(base64.b64decode(r["data"]))
+        return png
 
     def dom(self, page):
-        return self._run(FIRST_SCREEN, "--dump-dom", "file://" + page).stdout.decode("utf-8", "replace")
+        self._load(page, FIRST_SCREEN)
+        return self._dom()
 
     def dom_and_screenshot(self, page, height, png):
-        """One run: the DOM and a screenshot of the window (`height` tall)."""
-        r = self._run(height, "--dump-dom", "--screenshot=" + png, "file://" + page)
-        if not os.path.exists(png):
-            fail("chromium wrote no screenshot of %s: %s" % (page, r.stderr.decode("utf-8", "replace")[-2000:]))
-        return r.stdout.decode("utf-8", "replace")
+        """The DOM and a screenshot of the viewport (`height` tall) from one load."""
+        self._load(page, height)
+        dom = self._dom()
+        self._screenshot(page, png)
+        return dom
 
     def screenshot(self, page, height, png):
-        r = self._run(height, "--screenshot=" + png, "file://" + page)
-        if not os.path.exists(png):
-            fail("chromium wrote no screenshot of %s: %s" % (page, r.stderr.decode("utf-8", "replace")[-2000:]))
-        return png
+        self._load(page, height)
+        return self._screenshot(page, png)
+
+    def close(self):
+        if self.proc is None:
+            return
+        # Browser.close's reply may not come before the pipe closes: sent, not waited for.
+        message = json.dumps({"id": self.last_id + 1, "method": "Browser.close", "params": {}}).encode() + b"\0"
+        try:
+            os.write(self.to_browser, message)
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.to_browser)
+        os.close(self.from_browser)
+        self.stderr.close()
+        self.proc = None
 
 
 def with_additions(page, name, head="", body_end=""):
@@ -300,15 +416,15 @@ def axis_problem(img, line):
     return None
 
 
-def ink_share(img, box):
-    """The share of non-white pixels inside a page box (clipped to the image)."""
+def ink_share(ink, box):
+    """The share of non-white pixels inside a page box (clipped to the image), read off `ink` (the
+    whole screenshot's not-white mask, problems_of's): a slice, not a crop and colour count each."""
+    height, width = ink.shape
     left, top = max(int(box["x"]), 0), max(int(box["y"]), 0)
-    right, bottom = min(int(box["x"] + box["w"]) + 1, img.width), min(int(box["y"] + box["h"]) + 1, img.height)
+    right, bottom = min(int(box["x"] + box["w"]) + 1, width), min(int(box["y"] + box["h"]) + 1, height)
     if right <= left or bottom <= top:
         return 0.0
-    region = img.crop((left, top, right, bottom))
-    white = dict((c, n) for n, c in region.getcolors(region.width * region.height)).get((255, 255, 255), 0)
-    return 1 - white / float(region.width * region.height)
+    return float(ink[top:bottom, left:right].mean())
 
 
 def heatmap_problems(img, geometry):
@@ -344,13 +460,12 @@ def problems_of(img, geometry, Image, ImageChops, verdict=True):
         colours = len(few) if few is not None else len(img.getcolors(1 << 24))
         found.append(("blank", "the page looks blank: %d colours, %.1f%% non-white" % (colours, 100 * share)))
         return found
-    top = img.crop((0, 0, WIDTH, FIRST_SCREEN))
-    if verdict and not any(c == DIFF_CELL_RGB for _, c in top.getcolors(1 << 24)):
+    if verdict and not numpy.all(pixels[:FIRST_SCREEN] == DIFF_CELL_RGB, axis=2).any():
         found.append(("verdict", "the verdict's highlighted cells are not on the first screen"))
     for h in geometry["headings"]:
-        if ink_share(img, h) < 0.01:
+        if ink_share(ink, h) < 0.01:
             found.append(("cut", "the section heading %r has no ink at y=%d" % (h["text"], h["y"])))
-    if ink_share(img, geometry["last"]) < 0.005:
+    if ink_share(ink, geometry["last"]) < 0.005:
         found.append(("cut", "the page's last element (y=%d to %d) has no ink" %
                       (geometry["last"]["y"], geometry["last"]["y"] + geometry["last"]["h"])))
     inked_rows = numpy.flatnonzero(ink.any(axis=1))
@@ -377,7 +492,7 @@ def sensitivity_cells(golden_doc, changed_path, scratch):
     and a copy with its last run dropped and every third run's first-step entropy raised by 1e-6."""
     golden = os.path.join(scratch, "golden.json")
     with open(golden, "w") as f:
-        json.dump(golden_doc, f)
+        f.write(json.dumps(golden_doc))  # dumps: the C encoder (dump runs the Python one)
     partial_doc = json.loads(json.dumps(golden_doc))
     dropped = partial_doc["runs"].pop()["id"]
     nudged = []
@@ -387,7 +502,7 @@ def sensitivity_cells(golden_doc, changed_path, scratch):
             nudged.append(run["id"])
     partial = os.path.join(scratch, "partial.json")
     with open(partial, "w") as f:
-        json.dump(partial_doc, f)
+        f.write(json.dumps(partial_doc))
     return [golden, changed_path, partial], dropped, nudged
 
 
@@ -471,7 +586,7 @@ def main():
             mutated = json.load(f)["runs"][0]["id"]
         evidence = os.path.join(scratch, "mutated.json")
         with open(evidence, "w") as f:
-            json.dump(pooled_fixture_evidence(a.binary, a.golden, mutated), f)
+            f.write(json.dumps(pooled_fixture_evidence(a.binary, a.golden, mutated)))
         out = os.path.join(scratch, "report")
         r = subprocess.run([a.binary, "report", evidence, "--golden", a.golden, "--out", out], capture_output=True,
                            timeout=TIMEOUT_S)
@@ -479,46 +594,53 @@ def main():
             fail("genrepro report: exit %d: %s" % (r.returncode, r.stderr.decode()))
         report = os.path.join(out, "report.html")
         browser = Chromium(chromium, scratch)
-
-        measured = with_additions(report, "measured.html", body_end=GEOMETRY_SCRIPT)
-        dom = browser.dom(measured)
-        for expected in ['<h2 id="verdict-against-the-golden">Verdict against the golden</h2>',
-                         '<a href="#experiment-greedy">' + mutated + "</a>", "new token 6 (steps[5])"]:
-            if expected not in dom:
-                fail("the rendered page lacks %r" % expected)
-        geometry = geometry_of(dom)
-        if geometry["width"] > WIDTH:
-            # Issue 24: the sources table's sha256 column made the page 1292 px wide in a 1280 px
-            # window; checksums and paths now break, so nothing may widen the page.
-            fail("the page is %d px wide in a %d px window" % (geometry["width"], WIDTH))
-        if not 0 < geometry["height"] <= MAX_HEIGHT:
-            fail("the page is %d px tall; this test renders pages up to %d px" % (geometry["height"], MAX_HEIGHT))
-        if not geometry["charts"]:
-            fail("the report has no chart (figure svg) to check")
-        if len(geometry["headings"]) < 3:
-            fail("the report has %d section headings, expected at least 3" % len(geometry["headings"]))
-
-        shot = browser.screenshot(report, geometry["height"], os.path.join(scratch, "report.png"))
-        if a.keep:
-            shutil.copyfile(shot, a.keep)
-        img = Image.open(shot).convert("RGB")
-        problems = problems_of(img, geometry, Image, ImageChops)
-        if problems:
-            fail("the screenshot of the report: " + "; ".join(m for _, m in problems))
-        print("screenshot %dx%d: not blank, verdict on the first screen, %d section headings and the last element "
-              "drawn, %d charts with both axes" % (WIDTH, geometry["height"], len(geometry["headings"]),
-                                                   len(geometry["charts"])))
-
-        if not a.no_controls:
-            for name, broken, kind in CONTROLS:
-                found = problems_of(broken(img, geometry, Image), geometry, Image, ImageChops)
-                if not any(k == kind for k, _ in found):
-                    fail("control %r: the %r check did not fail; found: %s" % (name, kind, found or "nothing"))
-                print("control %r: fails as it must: %s" % (name, next(m for k, m in found if k == kind)))
-
-        check_sensitivity_page(a, browser, scratch, evidence, Image, ImageChops)
+        try:
+            check_report(a, browser, scratch, report, mutated, evidence, Image, ImageChops)
+        finally:
+            browser.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def check_report(a, browser, scratch, report, mutated, evidence, Image, ImageChops):
+    """Checks 1 to 5 of the module docstring on the report, its controls, then the sensitivity page."""
+    measured = with_additions(report, "measured.html", body_end=GEOMETRY_SCRIPT)
+    dom = browser.dom(measured)
+    for expected in ['<h2 id="verdict-against-the-golden">Verdict against the golden</h2>',
+                     '<a href="#experiment-greedy">' + mutated + "</a>", "new token 6 (steps[5])"]:
+        if expected not in dom:
+            fail("the rendered page lacks %r" % expected)
+    geometry = geometry_of(dom)
+    if geometry["width"] > WIDTH:
+        # Issue 24: the sources table's sha256 column made the page 1292 px wide in a 1280 px
+        # window; checksums and paths now break, so nothing may widen the page.
+        fail("the page is %d px wide in a %d px window" % (geometry["width"], WIDTH))
+    if not 0 < geometry["height"] <= MAX_HEIGHT:
+        fail("the page is %d px tall; this test renders pages up to %d px" % (geometry["height"], MAX_HEIGHT))
+    if not geometry["charts"]:
+        fail("the report has no chart (figure svg) to check")
+    if len(geometry["headings"]) < 3:
+        fail("the report has %d section headings, expected at least 3" % len(geometry["headings"]))
+
+    shot = browser.screenshot(report, geometry["height"], os.path.join(scratch, "report.png"))
+    if a.keep:
+        shutil.copyfile(shot, a.keep)
+    img = Image.open(shot).convert("RGB")
+    problems = problems_of(img, geometry, Image, ImageChops)
+    if problems:
+        fail("the screenshot of the report: " + "; ".join(m for _, m in problems))
+    print("screenshot %dx%d: not blank, verdict on the first screen, %d section headings and the last element "
+          "drawn, %d charts with both axes" % (WIDTH, geometry["height"], len(geometry["headings"]),
+                                               len(geometry["charts"])))
+
+    if not a.no_controls:
+        for name, broken, kind in CONTROLS:
+            found = problems_of(broken(img, geometry, Image), geometry, Image, ImageChops)
+            if not any(k == kind for k, _ in found):
+                fail("control %r: the %r check did not fail; found: %s" % (name, kind, found or "nothing"))
+            print("control %r: fails as it must: %s" % (name, next(m for k, m in found if k == kind)))
+
+    check_sensitivity_page(a, browser, scratch, evidence, Image, ImageChops)
 
 
 if __name__ == "__main__":

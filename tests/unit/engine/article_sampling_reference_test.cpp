@@ -4,6 +4,8 @@
 // Every pick must be identical, for rng "torch" and rng "portable".
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -32,9 +34,21 @@ std::string run_command(const std::string& cmd) {
   return out;
 }
 
+// The Python side's JSON: under ctest, the file reference.article_sampled_loop.python wrote in the
+// process that runs the article's loops ($GENREPRO_ARTICLE_FIXED_LOGITS, one Python start fewer);
+// run by hand, the binary runs Python itself.
+nlohmann::json article_fixed_logits() {
+  if (const char* made = std::getenv("GENREPRO_ARTICLE_FIXED_LOGITS"); made != nullptr && *made != '\0') {
+    std::ifstream in(made);
+    if (!in) throw std::runtime_error(std::string(made) + ": cannot read ($GENREPRO_ARTICLE_FIXED_LOGITS)");
+    return nlohmann::json::parse(in);
+  }
+  return nlohmann::json::parse(run_command(std::string(GENREPRO_TEST_PYTHON) + " " + GENREPRO_SOURCE_DIR +
+                                           "/tests/reference/article_sampling.py --fixed-logits"));
+}
+
 TEST(ArticleSamplingReference, SamePicksAsTheArticlesPyTorchCodeOnFixedLogits) {
-  const nlohmann::json ref = nlohmann::json::parse(run_command(
-      std::string(GENREPRO_TEST_PYTHON) + " " + GENREPRO_SOURCE_DIR + "/tests/reference/article_sampling.py --fixed-logits"));
+  const nlohmann::json ref = article_fixed_logits();
   std::vector<torch::Tensor> vectors;
   for (const auto& v : ref.at("logits"))  // float32 values stored exactly as doubles
     vectors.push_back(torch::tensor(v.get<std::vector<double>>(), torch::kFloat64).to(torch::kFloat32));
