@@ -38,11 +38,16 @@ std::string sens_cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::
     case CellClass::same_tokens:
       return t + "same tokens, different bits (largest |Δ probability| " + three_digits(r.max_prob_delta) + ", |Δ logit margin| " +
              three_digits(r.max_logit_margin_delta) + (r.logits == LogitsCheck::differ ? "; logits digests differ" : "") + ")";
-    case CellClass::diverged:
+    case CellClass::diverged: {
+      // A sampled step is decided by its draw: say how close the reference's draw came to the other token.
+      const std::string draw = r.reference_draw ? "; the reference's draw margin " + three_digits(r.reference_draw->margin) +
+                                                      " (runner-up " + std::to_string(r.reference_draw->runner_up) + ")"
+                                                : std::string();
       return t + "diverged at new token " + std::to_string(r.diverged_at + 1) + " (logit margin: reference " +
-             three_digits(r.reference_logit_margin) + ", this cell " + three_digits(r.cell_logit_margin) + "; its pick " +
+             three_digits(r.reference_logit_margin) + ", this cell " + three_digits(r.cell_logit_margin) + draw + "; its pick " +
              (r.rank_in_reference ? "was the reference's rank " + std::to_string(*r.rank_in_reference) : std::string("not among the reference's candidates")) +
              ")";
+    }
     case CellClass::missing: return t + "missing (the cell has no run with this id)";
   }
   return t;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "compare/fragility.hpp"
+#include "report/sensitivity_page.hpp"
 #include "support/scratch_dir.hpp"
 #include "unit/evidence/evidence_builders.hpp"
 
@@ -79,6 +80,14 @@ TEST(DecisiveMargin, TheSampledFlipSetsMStarByItsDrawNotItsLogitMargin) {
   const OrderedJson j = sensitivity_to_json(m);
   EXPECT_EQ(j["runs"][0]["cells"]["flip"]["reference_decisive_margin"], kT * 0.004);
   EXPECT_EQ(j["predictor"]["flips_not_judged"], 0);
+}
+
+TEST(DecisiveMargin, TheHeatmapTooltipOfASampledFlipGivesTheDraw) {
+  const std::string html = sensitivity_html(sampled_flip());
+  EXPECT_NE(html.find("diverged at new token 2 (logit margin: reference 2, this cell 2; the reference&#39;s draw margin 0.004 "
+                      "(runner-up 21); its pick was the reference&#39;s rank 1)"),
+            std::string::npos)
+      << html.substr(html.find("diverged at"), 300);
 }
 
 TEST(DecisiveMargin, AFlipNoMarginDecidesIsCountedButSetsNoMStar) {
