@@ -206,6 +206,12 @@ void add_grid_summaries(const Inputs& in, Builder& b) {
                 std::to_string(prompts) + " prompt" + (prompts == 1 ? "" : "s") + " x " + std::to_string(value_colours(g).size()) +
                 " parameter values), " + (least == most ? std::to_string(least) : std::to_string(least) + " to " + std::to_string(most)) +
                 " seeds per cell.");
+    // Copies of one run (replicas) share their seed; summarized as the cell's samples all the same.
+    if (std::any_of(g.cells.begin(), g.cells.end(), [](const GridCell& c) {
+          return std::any_of(c.runs.begin(), c.runs.end(), [](const RunRecord* r) { return r->params.replica > 0; });
+        }))
+      b.note("This experiment repeats runs (replicas): copies of one run share its seed and count here as seeds of their "
+             "cell, so \"distinct continuations\" is how many completions the identical copies gave (docs/sensitivity.md).");
     if (g.first_prediction_only)
       b.note(std::to_string(g.first_prediction_only) + " run(s) of this experiment record only the first prediction "
              "(max_new_tokens = 0): they have no tokens to summarize (their nucleus sizes are in \"Nucleus sizes\").");

@@ -158,5 +158,24 @@ TEST(GridSummary, ThePageTheCsvAndTheFold) {
   EXPECT_THAT(content("report.html"), Not(HasSubstr("nan")));
 }
 
+std::string report_md(const std::vector<RunRecord>& runs) {
+  for (const ReportFile& f : render_report({ReportDocument{"e.json", test::make_evidence(runs), ""}}))
+    if (f.name == "report.md") return f.content;
+  return "";
+}
+
+TEST(GridSummary, CopiesOfOneRunAreSaidToBeCopies) {
+  EXPECT_THAT(report_md(five_seeds()), Not(HasSubstr("repeats runs (replicas)")));
+  std::vector<RunRecord> copies;
+  for (int64_t k = 0; k < 5; ++k) {
+    RunRecord r = seeded_run("c" + std::to_string(k), 7, k == 4 ? std::vector<int64_t>{5, 6, 9} : std::vector<int64_t>{5, 6, 7});
+    r.params.replica = k;
+    copies.push_back(r);
+  }
+  const std::string md = report_md(copies);
+  EXPECT_THAT(md, HasSubstr("This experiment repeats runs (replicas): copies of one run share its seed"));
+  EXPECT_THAT(md, HasSubstr("| 2 of 5 |"));  // distinct continuations: the fifth copy parted
+}
+
 }  // namespace
 }  // namespace genrepro
