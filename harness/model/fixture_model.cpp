@@ -13,6 +13,7 @@
 #include "model/gpt2_tensors.hpp"
 #include "model/near_tie.hpp"
 #include "model/safetensors.hpp"
+#include "util/splitmix64.hpp"
 
 namespace genrepro {
 
@@ -33,16 +34,6 @@ uint64_t fnv1a64(const std::string& s) {
   return h;
 }
 
-// splitmix64 (Steele, Lea, Flood 2014; the reference constants from Vigna's splitmix64.c).
-struct SplitMix64 {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-};
 
 // One draw of 64 bits gives four 16-bit uniforms; their centred sum (Irwin-Hall, n = 4) is a
 // bell-shaped integer in [-131070, 131070] with standard deviation ~ 65536 / sqrt(3).
@@ -98,7 +89,7 @@ Draw draw_for(const std::string& name, const InitAmplitudes& a) {
 }
 
 void fill_random(const std::string& name, const Draw& d, size_t n, std::vector<float>& out) {
-  SplitMix64 rng{fnv1a64(name)};
+  SplitMix64 rng(fnv1a64(name));
   const double step = d.amplitude * kIrwinHallUnit;  // exact: amplitude is dyadic
   out.resize(n);
   for (size_t i = 0; i < n; ++i)

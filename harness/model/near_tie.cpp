@@ -4,20 +4,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/splitmix64.hpp"
+
 namespace genrepro {
 
 namespace {
 
-// splitmix64 with the recipe's seed, "neartie" in ASCII.
-struct NearTieRng {
-  uint64_t state = 0x6E656172746965ull;
-  uint64_t next() {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-};
+constexpr uint64_t kNearTieSeed = 0x6E656172746965ull;  // the recipe's splitmix64 seed, "neartie" in ASCII
 
 }  // namespace
 
@@ -64,7 +57,7 @@ double exactly_rounded_sum(const std::vector<double>& values) {
 }
 
 void plant_near_ties(std::vector<float>& wte, int64_t vocab, int64_t width, const std::vector<PlantedPair>& pairs, double eps) {
-  NearTieRng rng;
+  SplitMix64 rng(kNearTieSeed);
   const auto w = static_cast<std::size_t>(width);
   for (const PlantedPair& p : pairs) {
     if (p.left < 0 || p.left >= vocab || p.right < 0 || p.right >= vocab || p.left == p.right)

@@ -14,6 +14,7 @@
 #include "evidence/evidence.hpp"
 #include "report/report_evidence.hpp"
 #include "util/json_text.hpp"
+#include "util/splitmix64.hpp"
 
 namespace genrepro {
 
@@ -32,24 +33,6 @@ inline constexpr size_t kRepeatedNgram = 4;
 // An experiment is a grid when some cell has at least this many runs (seeds): with fewer, an
 // interval over seeds says little, and the article's own 3-seed experiment stays run by run.
 inline constexpr size_t kMinGridSeeds = 5;
-
-// Sebastiano Vigna's splitmix64: the whole generator, so a Python script can replay it.
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  // An index in [0, n): the high 64 bits of next() * n (Lemire's multiply-shift, without its
-  // rejection step: the bias is below n / 2^64, far under anything a figure shows).
-  uint64_t below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64); }
-
- private:
-  uint64_t state_;
-};
 
 // The q-quantile of sorted values by linear interpolation between order statistics (Hyndman and
 // Fan's type 7, numpy's and R's default): h = (n - 1) q, x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]).
