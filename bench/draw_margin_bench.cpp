@@ -20,6 +20,7 @@
 
 #include "engine/multinomial_race.hpp"
 #include "spec/portable_rng.hpp"
+#include "util/splitmix64.hpp"
 
 namespace {
 
@@ -28,12 +29,9 @@ constexpr int64_t kVocab = 50257;
 // softmax of fixed logit-like values (a splitmix64 stream), with all but the `kept` best masked.
 torch::Tensor distribution(int64_t kept) {
   std::vector<float> row(static_cast<size_t>(kVocab));
-  uint64_t s = 0x9E3779B97F4A7C15ULL;
+  genrepro::SplitMix64 s(0x9E3779B97F4A7C15ULL);
   for (float& v : row) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
+    const uint64_t z = s.next();
     v = static_cast<float>(z >> 40) / static_cast<float>(1 << 24) * 8.0f;
   }
   torch::Tensor logits = torch::from_blob(row.data(), {kVocab}, torch::kFloat32).clone();

@@ -15,6 +15,7 @@
 #include "engine/step_evidence.hpp"
 #include "evidence/logits_digest.hpp"
 #include "util/sha256.hpp"
+#include "util/splitmix64.hpp"
 #include "util/xxh64.hpp"
 
 namespace {
@@ -22,12 +23,9 @@ namespace {
 // Logits-like values (around -100, as GPT-2's), fixed: a splitmix64 stream, no library RNG.
 std::vector<float> logits_row(int64_t vocab) {
   std::vector<float> row(static_cast<size_t>(vocab));
-  uint64_t s = 0x9E3779B97F4A7C15ULL;
+  genrepro::SplitMix64 s(0x9E3779B97F4A7C15ULL);
   for (float& v : row) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
+    const uint64_t z = s.next();
     v = -100.0f + static_cast<float>(z >> 40) / static_cast<float>(1 << 24) * 20.0f;
   }
   return row;

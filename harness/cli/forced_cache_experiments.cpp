@@ -6,7 +6,6 @@
 
 #include "spec/experiment_spec.hpp"
 #include "util/atomic_file.hpp"
-#include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"
 
@@ -14,11 +13,9 @@ namespace genrepro::cli {
 
 namespace fs = std::filesystem;
 
-std::string with_use_cache(const std::string& path, bool use_cache) {
-  load_experiment(path);  // the user's file must be valid first: its errors name it, not the copy
-  const BoundedRead read = read_bounded(path, kMaxExperimentBytes, Expect::json_object);
-  JsonParseOutcome parsed = parse_json_text(read.text);
-  nlohmann::json spec = std::move(parsed.value);
+std::string with_use_cache(const ExperimentSpec& experiment, bool use_cache) {
+  const std::string& path = experiment.path;
+  nlohmann::json spec = experiment.spec;
   const std::string axis = std::string("cache=") + (use_cache ? "cached" : "recompute");
   const auto refuse_list = [&](const nlohmann::json& v, const std::string& where) {
     if (v.is_array())
@@ -45,13 +42,13 @@ std::string with_use_cache(const std::string& path, bool use_cache) {
   return text;
 }
 
-CellExperiments::CellExperiments(const std::vector<std::string>& inputs, const std::string& cache, const std::string& cell_dir,
-                                 const std::string& name)
-    : paths_(inputs) {
+CellExperiments::CellExperiments(const std::vector<ExperimentSpec>& experiments, const std::string& cache,
+                                 const std::string& cell_dir, const std::string& name) {
+  for (const ExperimentSpec& e : experiments) paths_.push_back(e.path);
   if (cache == kCacheAsWritten) return;
   const fs::path dir = fs::path(cell_dir) / (name + ".experiments");
   for (std::size_t i = 0; i < paths_.size(); ++i) {
-    texts_.push_back(with_use_cache(paths_[i], cache == "cached"));
+    texts_.push_back(with_use_cache(experiments[i], cache == "cached"));
     paths_[i] = (dir / (std::to_string(i) + "-" + fs::path(paths_[i]).filename().string())).string();
   }
 }

@@ -5,16 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "spec/experiment_spec.hpp"
+
 namespace genrepro::cli {
 
 // The cache axis' value for each run's own use_cache: the reference's.
 inline const std::string kCacheAsWritten = "as-written";
 
-// The experiment file at `path` with use_cache set for every run: the top-level default forced,
-// every run entry's own removed. Throws the file's own SpecError when it is not valid, and
-// UsageError naming the file and key when it lists use_cache values (forced, those runs would
-// coincide).
-std::string with_use_cache(const std::string& path, bool use_cache);
+// The experiment file `spec` was read from (spec.spec, as written) with use_cache set for every
+// run: the top-level default forced, every run entry's own removed. Throws UsageError naming the
+// file and key when it lists use_cache values, or when forcing makes two of its runs one.
+std::string with_use_cache(const ExperimentSpec& spec, bool use_cache);
 
 // The experiment files a cell's child runs: the user's own, or copies with use_cache forced,
 // made (and refused) before anything is written, then written next to the cell's evidence so the
@@ -22,7 +23,7 @@ std::string with_use_cache(const std::string& path, bool use_cache);
 class CellExperiments {
  public:
   // `cache` is the cell's cache axis value; copies go to CELL_DIR/NAME.experiments/.
-  CellExperiments(const std::vector<std::string>& inputs, const std::string& cache, const std::string& cell_dir,
+  CellExperiments(const std::vector<ExperimentSpec>& experiments, const std::string& cache, const std::string& cell_dir,
                   const std::string& name);
 
   bool forced() const { return !texts_.empty(); }

@@ -113,9 +113,9 @@ std::map<std::string, std::vector<std::string>> offered_axes(int threads) {
 
 // The cache axis by default: as written, and each forced path that changes some run (the
 // article's experiments all recompute, so forcing recompute would repeat the reference cell).
-std::vector<std::string> default_cache_values(const std::vector<std::string>& experiments) {
+std::vector<std::string> default_cache_values(const std::vector<ExperimentSpec>& experiments) {
   bool some_cached = false, some_recompute = false;
-  for (const ExperimentSpec& spec : load_experiments(experiments, kMaxRunsCeiling))
+  for (const ExperimentSpec& spec : experiments)
     for (const ExpandedRun& run : spec.runs) (run.params.use_cache ? some_cached : some_recompute) = true;
   std::vector<std::string> values = {kCacheAsWritten};
   if (some_cached) values.push_back("recompute");
@@ -134,9 +134,14 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 // --cells "kernels=portable,native:SkylakeX;threads=1,2": each axis named keeps only the values
 // given (its first value becomes the reference's); axes not named keep every offered value.
-std::map<std::string, std::vector<std::string>> chosen_axes(const std::string& text, int threads) {
-  std::map<std::string, std::vector<std::string>> axes = offered_axes(threads);
-  if (text.empty()) return axes;
+struct ChosenAxes {
+  std::map<std::string, std::vector<std::string>> values;
+  std::set<std::string> named;  // the axes --cells named
+};
+
+ChosenAxes chosen_axes(const std::string& text, int threads) {
+  ChosenAxes chosen{offered_axes(threads), {}};
+  std::map<std::string, std::vector<std::string>>& axes = chosen.values;
   for (const std::string& item : split(text, ';')) {
     const std::size_t eq = item.find('=');
     const std::string axis = item.substr(0, eq);
@@ -154,8 +159,9 @@ std::map<std::string, std::vector<std::string>> chosen_axes(const std::string& t
     }
     if (values.empty()) throw UsageError("--cells " + item + ": give at least one value");
     axes[axis] = values;
+    chosen.named.insert(axis);
   }
-  return axes;
+  return chosen;
 }
 
 // One factor at a time: the reference (every axis at its first value), then each other value of
@@ -318,12 +324,12 @@ struct CellEstimate {
 
 class MatrixCost {
  public:
-  MatrixCost(const SensitivityOptions& o) {
-    const ModelFiles files = resolve_chosen_model(o.model);
+  MatrixCost(const ModelChoice& model, const std::vector<ExperimentSpec>& experiments) {
+    const ModelFiles files = resolve_chosen_model(model);
     config_ = read_gpt2_config(files.config);
     const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(files.vocab, files.merges);
     check_vocabularies(config_, files.config, tokenizer, files.vocab);
-    plan_ = plan_runs(load_experiments(o.inputs, kMaxRunsCeiling), Shard{}, config_, tokenizer);
+    plan_ = plan_runs(experiments, Shard{}, config_, tokenizer);
   }
 
   CellEstimate of(const std::map<std::string, std::string>& cell) const {
@@ -385,22 +391,18 @@ int print_plan(const SensitivityOptions& o, const std::vector<std::map<std::stri
   return kExitOk;
 }
 
-bool names_axis(const std::string& cells_text, const std::string& axis) {
-  for (const std::string& item : split(cells_text, ';'))
-    if (item.substr(0, item.find('=')) == axis) return true;
-  return false;
-}
-
 int run_matrix(const SensitivityOptions& o, Console& io) {
-  std::map<std::string, std::vector<std::string>> axes = chosen_axes(o.cells, o.threads);
-  check_cells_make_sense(one_factor_cells(axes));  // --cells' own errors first, before any file is read
-  if (!names_axis(o.cells, "cache")) axes["cache"] = default_cache_values(o.inputs);
-  const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(axes);
+  ChosenAxes axes = chosen_axes(o.cells, o.threads);
+  check_cells_make_sense(one_factor_cells(axes.values));  // --cells' own errors first, before any file is read
+  // Read once: the cache axis' default, its forced copies and the time estimate all use them.
+  const std::vector<ExperimentSpec> specs = load_experiments(o.inputs, kMaxRunsCeiling);
+  if (!axes.named.count("cache")) axes.values["cache"] = default_cache_values(specs);
+  const std::vector<std::map<std::string, std::string>> cells = one_factor_cells(axes.values);
   const std::string cell_dir = (fs::path(o.out) / "cells").string();
   // Every cell's experiment files first: a forced cache cell refused costs no cell already run.
   std::vector<CellExperiments> experiments;
-  for (const auto& cell : cells) experiments.emplace_back(o.inputs, cell.at("cache"), cell_dir, cell_name(cell));
-  const MatrixCost cost(o);
+  for (const auto& cell : cells) experiments.emplace_back(specs, cell.at("cache"), cell_dir, cell_name(cell));
+  const MatrixCost cost(o.model, specs);
   std::vector<CellEstimate> estimates;
   double estimated = 0;
   for (const auto& cell : cells) {

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/flag_kinds.hpp"
+#include "unit/cli/no_engine.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::cli {
@@ -37,20 +38,11 @@ class RecordingEngine final : public EngineVerbs {
   std::vector<ReplayRequest> replayed;
 };
 
-struct Result {
-  int exit = -1;
-  std::string err;
-};
+using Result = test_support::VerbResult;
 
 Result cli(const std::vector<std::string>& args) {
   RecordingEngine engine;
-  std::istringstream in;
-  std::ostringstream out, err;
-  Console io{in, out, err};
-  Result r;
-  r.exit = run_cli(args, io, engine);
-  r.err = err.str();
-  return r;
+  return test_support::run_verb(args, engine);
 }
 
 // The arguments each verb needs before its flags parse (--parse-only opens no file).

@@ -1,6 +1,7 @@
 #pragma once
-// The CLI in-process with an engine that must never be reached: for the refusals a verb makes
-// before any model runs (a verb that reached it exits 99, which no test expects).
+// The CLI in-process with captured streams, against a stand-in engine: any EngineVerbs (one that
+// records the requests it gets), or NoEngine, which must never be reached (for the refusals a verb
+// makes before any model runs: a verb that reached it exits 99, which no test expects).
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,8 +24,7 @@ struct VerbResult {
   std::string out, err;
 };
 
-inline VerbResult run_without_engine(const std::vector<std::string>& args) {
-  NoEngine engine;
+inline VerbResult run_verb(const std::vector<std::string>& args, EngineVerbs& engine) {
   std::istringstream in;
   std::ostringstream so, se;
   Console io{in, so, se};
@@ -33,6 +33,11 @@ inline VerbResult run_without_engine(const std::vector<std::string>& args) {
   r.out = so.str();
   r.err = se.str();
   return r;
+}
+
+inline VerbResult run_without_engine(const std::vector<std::string>& args) {
+  NoEngine engine;
+  return run_verb(args, engine);
 }
 
 }  // namespace genrepro::cli::test_support

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/cli/no_engine.hpp"
+
 namespace genrepro::cli {
 namespace {
 
@@ -27,21 +29,9 @@ class RecordingEngine final : public EngineVerbs {
   int replays = 0, envs = 0;
 };
 
-struct Result {
-  int exit = -1;
-  std::string out, err;
-};
+using Result = test_support::VerbResult;
 
-Result cli(const std::vector<std::string>& args, RecordingEngine& engine) {
-  std::istringstream in;
-  std::ostringstream out, err;
-  Console io{in, out, err};
-  Result r;
-  r.exit = run_cli(args, io, engine);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+Result cli(const std::vector<std::string>& args, RecordingEngine& engine) { return test_support::run_verb(args, engine); }
 
 TEST(RunCli, MistypedVerbSuggestsTheNearest) {
   RecordingEngine engine;
