@@ -17,7 +17,7 @@
 
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_consistency.hpp"
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 
 namespace genrepro {
 namespace {

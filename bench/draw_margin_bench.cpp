@@ -19,7 +19,7 @@
 #include <torch/torch.h>
 
 #include "engine/multinomial_race.hpp"
-#include "spec/portable_rng.hpp"
+#include "params/portable_rng.hpp"
 #include "util/splitmix64.hpp"
 
 namespace {

@@ -2,8 +2,8 @@
 #include <cstdint>
 #include <string>
 
-#include "spec/experiment_spec.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/experiment_spec.hpp"
+#include "params/sampling_params.hpp"
 #include "util/errors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

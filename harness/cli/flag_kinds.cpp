@@ -1,6 +1,6 @@
 #include "cli/flag_kinds.hpp"
 
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 
 #include <cmath>
 #include <cstdio>

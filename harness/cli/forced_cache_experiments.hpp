@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 
 namespace genrepro::cli {
 

@@ -17,8 +17,8 @@
 #include "tokenizer/tokenizer.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
-#include "spec/framework_params.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/framework_params.hpp"
+#include "params/sampling_params.hpp"
 
 namespace genrepro::cli {
 

@@ -22,8 +22,8 @@
 #include "compare/evidence_diff.hpp"
 #include "evidence/numerics_record.hpp"
 #include "compare/replay_report.hpp"
-#include "spec/experiment_spec.hpp"
-#include "spec/run_params.hpp"
+#include "params/experiment_spec.hpp"
+#include "params/run_params.hpp"
 #include "util/shard.hpp"
 
 namespace genrepro::cli {

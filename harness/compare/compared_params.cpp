@@ -1,7 +1,7 @@
 #include "compare/compared_params.hpp"
 
-#include "spec/experiment_spec.hpp"
-#include "spec/framework_params.hpp"
+#include "params/experiment_spec.hpp"
+#include "params/framework_params.hpp"
 
 namespace genrepro {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 #include "util/json_text.hpp"
 
 namespace genrepro {
@@ -23,7 +23,7 @@ OrderedJson compared_params(const RunParams& p);
 // The keys of compared_params, in its order (the same for every run).
 std::vector<std::string> compared_param_keys();
 
-// "framework" or a control key (spec/framework_params.hpp): a key of a framework's chain.
+// "framework" or a control key (params/framework_params.hpp): a key of a framework's chain.
 bool is_framework_key(const std::string& key);
 
 }  // namespace genrepro

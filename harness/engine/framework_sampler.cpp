@@ -14,7 +14,7 @@
 #include "engine/llama_cpp_chain.hpp"
 #include "engine/samplers.hpp"
 #include "engine/token_picker.hpp"
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

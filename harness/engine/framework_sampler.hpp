@@ -13,7 +13,7 @@
 #include <torch/torch.h>
 
 #include "evidence/run_record.hpp"
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro {
 

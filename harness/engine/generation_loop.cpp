@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "util/errors.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/sampling_params.hpp"
 #include "engine/samplers.hpp"
 #include "engine/step_evidence.hpp"
 #include "engine/token_picker.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "evidence/run_record.hpp"
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 #include "engine/framework_sampler.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/samplers.hpp"

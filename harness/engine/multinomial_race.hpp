@@ -11,7 +11,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "spec/portable_rng.hpp"
+#include "params/portable_rng.hpp"
 
 namespace genrepro {
 

@@ -12,7 +12,7 @@
 
 #include <torch/torch.h>
 
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro {
 
@@ -48,7 +48,7 @@ torch::Tensor top_p_filter_hf_by_sort(const torch::Tensor& logits, double p, int
 
 // --- the chain ---
 
-// One stage of a chain. Which stage it is (SamplerStage, spec/run_params.hpp) is also its name.
+// One stage of a chain. Which stage it is (SamplerStage, params/run_params.hpp) is also its name.
 struct ChainStage {
   virtual ~ChainStage() = default;
   virtual SamplerStage stage() const = 0;

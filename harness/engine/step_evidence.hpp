@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "evidence/run_record.hpp"
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 #include "engine/generation_loop.hpp"
 
 namespace genrepro {

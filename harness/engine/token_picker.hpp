@@ -7,8 +7,8 @@
 #include <torch/torch.h>
 
 #include "evidence/run_record.hpp"
-#include "spec/portable_rng.hpp"
-#include "spec/run_params.hpp"
+#include "params/portable_rng.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro {
 
@@ -44,7 +44,7 @@ class TorchMultinomialPicker : public TokenPicker {
   at::Generator generator_;
 };
 
-// Rng::portable: the same exponential race over std::mt19937 (harness/spec/portable_rng.hpp).
+// Rng::portable: the same exponential race over std::mt19937 (harness/params/portable_rng.hpp).
 class PortablePicker : public TokenPicker {
  public:
   explicit PortablePicker(uint64_t seed) : race_(seed) {}

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -24,7 +24,7 @@
 #include "evidence/numerics_record.hpp"
 #include "evidence/resume_record.hpp"
 #include "evidence/run_record.hpp"
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 #include "util/json_text.hpp"
 
 namespace genrepro {

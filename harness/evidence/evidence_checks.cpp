@@ -13,7 +13,7 @@
 #include "evidence/evidence.hpp"
 #include "evidence/json_number.hpp"
 #include "evidence/logits_digest.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/sampling_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

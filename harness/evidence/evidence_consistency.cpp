@@ -15,8 +15,8 @@
 #include <mutex>
 #include <optional>
 
-#include "spec/experiment_spec.hpp"
-#include "spec/framework_params.hpp"
+#include "params/experiment_spec.hpp"
+#include "params/framework_params.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"
 #include "util/sha256.hpp"

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/framework_params.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/framework_params.hpp"
+#include "params/sampling_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/model_config.hpp"
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/shard.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 #include "report/report_text.hpp"
 #include "util/json_text.hpp"
 

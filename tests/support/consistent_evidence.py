@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Makes hand-made test evidence consistent the way `genrepro run`'s is (docs/validation.md,
 "Consistency"): each run's id is the hash of its experiment, prompt_index, prompt and params
-(spec/experiment_spec.cpp run_id), and each experiment's spec expands to its runs.
+(params/experiment_spec.cpp run_id), and each experiment's spec expands to its runs.
 
 Used by the tests' make_data.py scripts (test data, never goldens). `python3 consistent_evidence.py`
 checks run_id against the blessed goldens, whose ids the writer made.
@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 
-# RunParams' defaults for what a greedy run entry may not set (spec/run_params.hpp): the expansion
+# RunParams' defaults for what a greedy run entry may not set (params/run_params.hpp): the expansion
 # of {"mode": "greedy"} gives exactly these.
 GREEDY_DEFAULTS = {"temperature": 1.0, "top_k": 0, "top_p": 1.0, "seed": 0,
                    "sampler_order": ["temperature", "top_k", "top_p"], "top_p_rule": "article", "rng": "torch"}

@@ -1,5 +1,5 @@
 // Writes control-text-ids.json: the ids independent GPT-2 encoders give the texts of
-// tests/unit/spec/control_text_ids_test.cpp under each framework's rule for a control given as
+// tests/unit/params/control_text_ids_test.cpp under each framework's rule for a control given as
 // text (docs/sampling.md, "Tokens given as text"), so that test compares genrepro's encoding with
 // encoders that share none of its code:
 //

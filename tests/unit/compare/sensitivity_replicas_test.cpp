@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 #include "unit/evidence/evidence_builders.hpp"
 
 namespace genrepro {

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
-#include "spec/framework_params.hpp"
-#include "spec/run_params.hpp"
+#include "params/framework_params.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro::test {
 

@@ -18,7 +18,7 @@
 #include "engine/numerics_probe.hpp"
 #include "evidence/environment.hpp"
 #include "model/model_files.hpp"
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -16,7 +16,7 @@
 #include "evidence/environment.hpp"
 #include "evidence/logits_digest.hpp"
 #include "model/model_files.hpp"
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 
 namespace genrepro {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/portable_rng.hpp"
+#include "params/portable_rng.hpp"
 #include "engine/token_picker.hpp"
 
 namespace genrepro {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 
 namespace genrepro::test {
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 #include "unit/compare/planted_flip.hpp"
 
 namespace genrepro {

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/run_plan.hpp"
-#include "spec/experiment_spec.hpp"
-#include "spec/framework_params.hpp"
+#include "params/experiment_spec.hpp"
+#include "params/framework_params.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"
 

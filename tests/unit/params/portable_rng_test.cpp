@@ -3,7 +3,7 @@
 //   g = torch.Generator().manual_seed(42); torch.empty(6).exponential_(1, generator=g)
 //   g = torch.Generator().manual_seed(42); [torch.multinomial(p, 1, generator=g) for 20 draws]
 // The engine test (tests/unit/engine/portable_rng_vs_torch_test.cpp) compares thousands of draws live.
-#include "spec/portable_rng.hpp"
+#include "params/portable_rng.hpp"
 
 #include <stdexcept>
 #include <vector>

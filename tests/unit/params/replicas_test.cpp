@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

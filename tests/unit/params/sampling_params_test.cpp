@@ -1,4 +1,4 @@
-#include "spec/sampling_params.hpp"
+#include "params/sampling_params.hpp"
 
 #include <cmath>
 #include <limits>

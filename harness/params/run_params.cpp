@@ -1,4 +1,4 @@
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro {
 

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "spec/experiment_spec.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/experiment_spec.hpp"
+#include "params/sampling_params.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

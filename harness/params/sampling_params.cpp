@@ -1,4 +1,4 @@
-#include "spec/sampling_params.hpp"
+#include "params/sampling_params.hpp"
 
 #include <algorithm>
 #include <array>
@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 #include "util/errors.hpp"
-#include "spec/number_text.hpp"
+#include "params/number_text.hpp"
 #include "util/joined.hpp"
 
 namespace genrepro {

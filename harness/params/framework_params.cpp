@@ -1,4 +1,4 @@
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include "spec/number_text.hpp"
+#include "params/number_text.hpp"
 #include "util/joined.hpp"
 
 namespace genrepro {

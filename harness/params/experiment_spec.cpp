@@ -1,4 +1,4 @@
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,8 +10,8 @@
 #include "util/errors.hpp"
 #include "util/joined.hpp"
 #include "util/json_text.hpp"
-#include "spec/framework_params.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/framework_params.hpp"
+#include "params/sampling_params.hpp"
 #include "util/sha256.hpp"
 
 namespace genrepro {
@@ -41,7 +41,7 @@ const std::vector<std::string> kRunKeys = {"mode",       "temperature", "top_k",
 const std::string kReplicasKey = "replicas";
 constexpr int64_t kMaxReplicas = 10000;
 const std::vector<std::string> kRecordKeys = {"top_candidates"};
-// Issue 23: the key that picks a framework's controls (spec/framework_params.hpp), nested outside
+// Issue 23: the key that picks a framework's controls (params/framework_params.hpp), nested outside
 // every other axis, and the frameworks' own keys (control_keys()), nested inside them.
 const std::string kFrameworkKey = "framework";
 // Keys that may be written at the top level as defaults for every run entry.

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro {
 

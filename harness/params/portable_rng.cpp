@@ -1,4 +1,4 @@
-#include "spec/portable_rng.hpp"
+#include "params/portable_rng.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 #pragma once
-// How the spec layer's messages and run ids write a double: the shortest form that reads back as
+// How the params layer's messages and run ids write a double: the shortest form that reads back as
 // the same double, the way a user would have typed it.
 #include <cmath>
 #include <cstdlib>

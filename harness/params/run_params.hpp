@@ -16,13 +16,13 @@ enum class DecodeMode { greedy, sample };
 // Whose decoding controls a run uses (docs/sampling.md): the article's loop (temperature, top-k,
 // top-p; the default, and every run before issue 23), Hugging Face generate()'s logits processors
 // and warpers, or llama.cpp's sampler chain. Each framework has its own stages, rules, order, RNG
-// and defaults (spec/framework_params.hpp).
+// and defaults (params/framework_params.hpp).
 enum class Framework { article, hf, llama_cpp };
 inline constexpr std::array<Framework, 3> kFrameworks = {Framework::article, Framework::hf, Framework::llama_cpp};
 
 // A stage of the sampler chain (docs/sampling.md). The article's chain has the first three
 // (kSamplerStages: logits / T, Hugging Face's top-k, top-p); the frameworks' chains name theirs
-// with the rest (spec/framework_params.hpp: kHfOrder, kLlamaCppOrder).
+// with the rest (params/framework_params.hpp: kHfOrder, kLlamaCppOrder).
 enum class SamplerStage {
   temperature, top_k, top_p,
   // Hugging Face's logits processors (on the logits, before the warpers) and warpers.
@@ -59,7 +59,7 @@ struct SequenceBias {
 };
 
 // A token or token sequence of a list control given as text (issue 23): `"bad_words_ids": ["the
-// cat"]`. Parsing keeps the text (the spec layer has no tokenizer); plan_runs and generate encode
+// cat"]`. Parsing keeps the text (the params layer has no tokenizer); plan_runs and generate encode
 // it by the framework's rule (control_text_rule) and put the ids in the control's list, where the
 // engine, diff and bless read them as if they had been written as ids. The evidence records both
 // (params.control_texts), so it says where every id came from.
@@ -77,7 +77,7 @@ struct ControlText {
 // The controls only the frameworks have (docs/sampling.md has each one's exact rule). For an
 // article run they keep these values, which mean "off", and are never written; for an hf or
 // llama.cpp run every value of that framework is resolved (its defaults filled in,
-// spec/framework_params.hpp) and written, so a run id never depends on a default.
+// params/framework_params.hpp) and written, so a run id never depends on a default.
 struct FrameworkControls {
   // Shared names, each framework's rule.
   double min_p = 0;      // 0 = off. hf: on probabilities after temperature; llama.cpp: logit >= max + ln p

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/run_params.hpp"
+#include "params/run_params.hpp"
 
 namespace genrepro {
 

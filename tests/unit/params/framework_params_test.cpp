@@ -1,14 +1,14 @@
-// Issue 23: the frameworks' presets, keys and checks (spec/framework_params.hpp) as experiment
+// Issue 23: the frameworks' presets, keys and checks (params/framework_params.hpp) as experiment
 // files, params and evidence see them. An article run must be exactly what it was (its params
 // JSON, and so its run id); a framework run records every value of its framework, resolved.
-#include "spec/framework_params.hpp"
+#include "params/framework_params.hpp"
 
 #include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
 
-#include "spec/experiment_spec.hpp"
+#include "params/experiment_spec.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "spec/run_params.hpp"
-#include "spec/sampling_params.hpp"
+#include "params/run_params.hpp"
+#include "params/sampling_params.hpp"
 
 namespace genrepro {
 
