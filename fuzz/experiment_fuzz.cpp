@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "params/sampling_params.hpp"
 #include "util/errors.hpp"
 

@@ -15,7 +15,7 @@
 #include "cli/verbs.hpp"
 #include "util/text_excerpt.hpp"
 #include "evidence/environment.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::cli {

@@ -1,6 +1,6 @@
 #include "cli/flag_kinds.hpp"
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -26,7 +26,7 @@ double checked_tolerance(const std::string& flag, double tolerance);
 // --shard I/N (util/shard.hpp's rules and message).
 Shard checked_shard(const std::string& text);
 
-// --max-runs: a whole number from 1 to kMaxRunsCeiling (params/experiment_spec.hpp).
+// --max-runs: a whole number from 1 to kMaxRunsCeiling (params/experiment_file.hpp).
 uint64_t checked_max_runs(const std::string& flag, int64_t max_runs);
 
 // Integers on the command line are decimal only (docs/validation.md): an optional '-', then

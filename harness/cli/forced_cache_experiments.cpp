@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 namespace genrepro::cli {
 

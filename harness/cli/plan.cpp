@@ -16,7 +16,7 @@
 #include "plan/plan_checks.hpp"
 #include "plan/run_cost.hpp"
 #include "plan/run_plan.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"
 #include "util/json_text.hpp"

@@ -10,7 +10,7 @@
 #include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
 #include "util/errors.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/shard.hpp"
 
 namespace genrepro::cli {

@@ -22,7 +22,7 @@
 #include "compare/evidence_diff.hpp"
 #include "evidence/numerics_record.hpp"
 #include "compare/replay_report.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "params/run_params.hpp"
 #include "util/shard.hpp"
 

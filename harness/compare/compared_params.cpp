@@ -1,6 +1,6 @@
 #include "compare/compared_params.hpp"
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "params/framework_params.hpp"
 
 namespace genrepro {

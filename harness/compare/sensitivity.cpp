@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "evidence/logits_digest.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "evidence/value_text.hpp"
 #include "util/significant_digits.hpp"
 

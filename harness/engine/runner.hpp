@@ -16,7 +16,7 @@
 #include "evidence/evidence.hpp"
 #include "evidence/numerics_record.hpp"
 #include "plan/run_plan.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "model/model_config.hpp"
 #include "model/model_files.hpp"
 #include "util/progress.hpp"

@@ -7,7 +7,7 @@
 #include <ctime>
 #include <limits>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/atomic_file.hpp"
 
 namespace genrepro {

@@ -15,7 +15,7 @@
 #include <mutex>
 #include <optional>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "params/framework_params.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"

@@ -10,7 +10,7 @@
 
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_consistency.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "util/errors.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 namespace genrepro {
 

@@ -10,7 +10,7 @@
 #include "compare/run_pairing.hpp"
 #include "evidence/value_text.hpp"
 #include "golden/golden_journal.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/atomic_file.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "model/model_config.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 namespace genrepro {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/model_config.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/shard.hpp"
 

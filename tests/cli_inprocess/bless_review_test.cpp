@@ -16,7 +16,7 @@
 
 #include "cli_inprocess/cli_case.hpp"
 #include "evidence/evidence.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "support/text_match.hpp"
 
 namespace genrepro::test {

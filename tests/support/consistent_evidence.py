@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Makes hand-made test evidence consistent the way `genrepro run`'s is (docs/validation.md,
 "Consistency"): each run's id is the hash of its experiment, prompt_index, prompt and params
-(params/experiment_spec.cpp run_id), and each experiment's spec expands to its runs.
+(params/experiment_file.cpp run_id), and each experiment's spec expands to its runs.
 
 Used by the tests' make_data.py scripts (test data, never goldens). `python3 consistent_evidence.py`
 checks run_id against the blessed goldens, whose ids the writer made.

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "unit/evidence/evidence_builders.hpp"
 
 namespace genrepro {

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "evidence/checkpoint.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "support/env_guard.hpp"
 #include "support/scratch_dir.hpp"
 #include "tokenizer/tokenizer.hpp"

@@ -15,7 +15,7 @@
 
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_consistency.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "support/env_guard.hpp"
 #include "util/errors.hpp"
 
@@ -46,7 +46,7 @@ bool tokenizer_files_here() {
   return fs::exists(dir / "encoder.json") || fs::exists(dir / "vocab.json");
 }
 
-// The id the run's fields hash to (params/experiment_spec.cpp), for edits that keep it consistent.
+// The id the run's fields hash to (params/experiment_file.cpp), for edits that keep it consistent.
 void rehash_id(OrderedJson& run) {
   const RunParams p = params_from_json(nlohmann::json(run["params"]), "params");
   run["id"] = run_id(run["experiment"].get<std::string>(), run["prompt_index"].get<int64_t>(), run["prompt"].get<std::string>(), p);

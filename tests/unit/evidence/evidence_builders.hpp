@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "evidence/evidence.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 namespace genrepro::test {
 

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "util/errors.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "util/shard.hpp"
 #include "compare/evidence_diff.hpp"
 

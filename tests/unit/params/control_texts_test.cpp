@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/run_plan.hpp"
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "params/framework_params.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 #include "unit/compare/planted_flip.hpp"
 
 namespace genrepro {

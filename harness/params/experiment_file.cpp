@@ -1,4 +1,4 @@
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 #include <algorithm>
 #include <cctype>

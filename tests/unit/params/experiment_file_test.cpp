@@ -1,7 +1,7 @@
 // Experiment files: every class of error gives one line naming the file, the JSON path, the
 // value and what is allowed; grids expand to the cartesian product in a documented order; ids
 // are stable (pinned here, so a change to the id scheme is a visible, deliberate change).
-#include "params/experiment_spec.hpp"
+#include "params/experiment_file.hpp"
 
 #include <filesystem>
 #include <fstream>
