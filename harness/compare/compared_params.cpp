@@ -14,7 +14,7 @@ OrderedJson compared_params(const RunParams& p) {
   // Written only for copies 1..N-1 (params_to_json), compared for every run: copy 0 holds 0.
   j["replica"] = p.replica;
   // Every control in one order for every run (as written where the framework has it: the same value).
-  for (const ControlKey& k : control_keys()) j[k.key] = control_to_json(p.sampling.controls, k.key);
+  for (const ParamRow* k : control_keys()) j[k->key] = k->get(p);
   // Which list entries were given as text ([] when none): where ids came from, not arithmetic, so
   // no group of run_diff's names it and a text that encodes to the same ids changes no output.
   j["control_texts"] = written.contains("control_texts") ? written["control_texts"] : OrderedJson::array();
@@ -29,5 +29,10 @@ std::vector<std::string> compared_param_keys() {
 }
 
 bool is_framework_key(const std::string& key) { return key == "framework" || find_control_key(key) != nullptr; }
+
+bool explains(const std::string& key, unsigned diff_groups) {
+  const ParamRow* row = find_param(key);
+  return row && (row->diff_groups & diff_groups) != 0;
+}
 
 }  // namespace genrepro

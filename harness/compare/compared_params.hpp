@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "params/param_table.hpp"
 #include "params/run_params.hpp"
 #include "util/json_text.hpp"
 
@@ -25,5 +26,9 @@ std::vector<std::string> compared_param_keys();
 
 // "framework" or a control key (params/framework_params.hpp): a key of a framework's chain.
 bool is_framework_key(const std::string& key);
+
+// Whether a difference in `key` explains a change of the kinds `diff_groups` names (DiffGroup
+// bits of params/param_table.hpp: the table says which parameter explains what).
+bool explains(const std::string& key, unsigned diff_groups);
 
 }  // namespace genrepro

@@ -15,24 +15,20 @@ namespace genrepro {
 
 namespace {
 
-// Parameter groups: which differences explain which kind of change (docs/diff.md). Keys are
-// compared_params' (compare/compared_params.hpp): a framework's keys are in every run.
+// Parameter groups: which differences explain which kind of change (docs/diff.md), as the
+// parameter table declares them (params/param_table.hpp, DiffGroup). Keys are compared_params'
+// (compare/compared_params.hpp): a framework's keys are in every run.
 using ParamGroup = bool (*)(const std::string& key);
-bool one_of(const std::string& key, std::initializer_list<const char*> keys) {
-  return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; });
-}
 // Shape the unfiltered distribution the step records (prob_scaled = softmax(logits / T)). No
 // framework key does: penalties, biases and masks act on the chain's scores, after it.
-bool shapes_model(const std::string& key) { return one_of(key, {"mode", "temperature"}); }
+bool shapes_model(const std::string& key) { return explains(key, kShapesModel); }
 // The framework and every control of its chain (penalties, masks, min-p, typical, ...): whose
 // rules, order and draw a run used. Each changes the chain, so the kept sets and the draw.
-bool sets_chain(const std::string& key) { return is_framework_key(key); }
-bool sets_kept(const std::string& key) { return one_of(key, {"top_k", "top_p"}); }
-bool sets_sampler(const std::string& key) {
-  return one_of(key, {"mode", "temperature", "seed", "rng", "sampler_order", "top_p_rule"});
-}
-bool sets_stop(const std::string& key) { return one_of(key, {"max_new_tokens", "stop_at_eos"}); }
-bool sets_listing(const std::string& key) { return one_of(key, {"top_candidates"}); }
+bool sets_chain(const std::string& key) { return explains(key, kSetsChain); }
+bool sets_kept(const std::string& key) { return explains(key, kSetsKept); }
+bool sets_sampler(const std::string& key) { return explains(key, kSetsSampler); }
+bool sets_stop(const std::string& key) { return explains(key, kSetsStop); }
+bool sets_listing(const std::string& key) { return explains(key, kSetsListing); }
 bool any_param(const std::string&) { return true; }
 
 bool is_greedy(const RunRecord& r) { return r.params.sampling.mode == DecodeMode::greedy; }
@@ -173,7 +169,7 @@ class RunComparer {
     return f;
   }
 
-  // A framework run's chain, stage by stage (issue 23): the same stages must keep the same
+  // A framework run's chain, stage by stage: the same stages must keep the same
   // number of tokens. Stages named alike are compared by count; lists that name other stages
   // (another chain, which its params say) are one difference.
   void compare_stages(StepFindings& f, const std::string& at, const StepRecord& gs, const StepRecord& ns) {
@@ -460,7 +456,7 @@ class RunComparer {
   std::set<std::string> differing_params_;
 };
 
-// Issue 22: the logits digests step by step, apart from the comparison above (the gate's verdict
+// The logits digests step by step, apart from the comparison above (the gate's verdict
 // stays tolerance-based). Both runs were checked when read: a run has digests at all its steps or
 // at none.
 void compare_logits_digests(const std::vector<StepRecord>& g, const std::vector<StepRecord>& n, RunDiff& out) {

@@ -30,25 +30,49 @@ uint64_t saturating_product(uint64_t a, uint64_t b) {
 constexpr size_t kShownValueChars = 60;  // longer values are cut in messages, keeping them one line
 constexpr size_t kIdHashHexDigits = 8;
 
-const std::vector<std::string> kTopKeys = {"name",           "description", "prompts", "max_new_tokens",
-                                           "stop_at_eos",    "use_cache",   "runs",    "record"};
-// The order of kRunKeys (after mode) is the grid's nesting order: the first varies slowest.
-const std::vector<std::string> kRunKeys = {"mode",       "temperature", "top_k",          "top_p",
-                                           "seed",       "sampler_order", "top_p_rule",   "rng",
-                                           "max_new_tokens", "stop_at_eos", "use_cache", "replicas"};
-// Issue 22: "replicas": N repeats each run of its entry N times, identically (RunParams::replica):
-// the innermost axis of the entry's grid, and never itself a grid (a list is refused).
-const std::string kReplicasKey = "replicas";
-constexpr int64_t kMaxReplicas = 10000;
+// Keys that may be written at the top level as defaults for every run entry (the table's
+// inherited rows), in table order.
+const std::vector<std::string>& inherited_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const ParamRow& row : param_table())
+      if (row.inherited) k.push_back(row.key);
+    return k;
+  }();
+  return keys;
+}
+const std::vector<std::string>& top_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k = {"name", "description", "prompts"};
+    k.insert(k.end(), inherited_keys().begin(), inherited_keys().end());
+    k.insert(k.end(), {"runs", "record"});
+    return k;
+  }();
+  return keys;
+}
 const std::vector<std::string> kRecordKeys = {"top_candidates"};
-// Issue 23: the key that picks a framework's controls (params/framework_params.hpp), nested outside
-// every other axis, and the frameworks' own keys (control_keys()), nested inside them.
+// The key that picks a framework's controls (params/framework_params.hpp), nested outside every
+// other axis, and the key whose N copies of each run nest inside every other axis.
 const std::string kFrameworkKey = "framework";
-// Keys that may be written at the top level as defaults for every run entry.
-const std::vector<std::string> kInheritedKeys = {"max_new_tokens", "stop_at_eos", "use_cache"};
-// Keys that only mean something when sampling; a greedy entry that sets one is a mistake.
-const std::vector<std::string> kSamplingOnlyKeys = {"temperature", "top_k",      "top_p", "seed",
-                                                    "sampler_order", "top_p_rule", "rng"};
+const std::string kReplicasKey = "replicas";
+
+// The key an experiment entry writes for a row: the table's, but "replicas" for the copy index.
+std::string entry_key(const ParamRow& row) { return row.kind == ParamKind::copy ? kReplicasKey : row.key; }
+
+// The article's keys of a run entry (the table's rows every framework has, but the record's
+// top_candidates and the framework itself), in grid order: the first varies slowest.
+const std::vector<std::string>& article_run_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> k;
+    for (const ParamRow& row : param_table()) {
+      const std::string key = row.key;
+      if (row.is_control() || key == kFrameworkKey || key == "top_candidates") continue;
+      k.push_back(entry_key(row));
+    }
+    return k;
+  }();
+  return keys;
+}
 
 bool contains(const std::vector<std::string>& list, const std::string& s) {
   return std::find(list.begin(), list.end(), s) != list.end();
@@ -56,14 +80,14 @@ bool contains(const std::vector<std::string>& list, const std::string& s) {
 
 std::vector<std::string> control_key_names() {
   std::vector<std::string> names;
-  for (const ControlKey& k : control_keys()) names.push_back(k.key);
+  for (const ParamRow* k : control_keys()) names.push_back(k->key);
   return names;
 }
 
 // Every key a run entry may hold: the article's, framework, the frameworks' controls.
 const std::vector<std::string>& all_run_keys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = kRunKeys;
+    std::vector<std::string> k = article_run_keys();
     k.push_back(kFrameworkKey);
     for (const std::string& c : control_key_names()) k.push_back(c);
     return k;
@@ -71,10 +95,12 @@ const std::vector<std::string>& all_run_keys() {
   return keys;
 }
 
+// The row behind an entry's key ("replicas" is the copy index's).
+const ParamRow* row_of(const std::string& key) { return find_param(key == kReplicasKey ? "replica" : key); }
+
 bool is_sampling_only(const std::string& key) {
-  if (contains(kSamplingOnlyKeys, key)) return true;
-  const ControlKey* k = find_control_key(key);
-  return k && k->sampling_only;
+  const ParamRow* row = row_of(key);
+  return row && row->sampling_only;
 }
 
 std::string shown(const json& v) {
@@ -89,31 +115,10 @@ std::string child(const std::string& where, const std::string& key) {
 
 std::string element(const std::string& where, size_t i) { return where + "[" + std::to_string(i) + "]"; }
 
-// Formats a number for a run id's summary: the shortest round-trip form, without a trailing ".0".
-std::string short_number(double v) {
-  std::string s = json(v).dump();
-  if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-  return s;
-}
-
-// What each run key accepts, in the words check_run_params uses where it has an opinion.
+// What each run key accepts: its row's words.
 std::string allowed_for(const std::string& key) {
-  if (key == "mode") return "\"greedy\" or \"sample\"";
-  if (key == "temperature") return temperature_allowed();
-  if (key == "top_k") return "an integer >= 0 (0 turns top-k off)";
-  if (key == "top_p") return "a number in (0, 1] (1 turns top-p off)";
-  if (key == "seed") return seed_allowed();
-  if (key == "sampler_order") return "a list of distinct stages from {" + joined(sampler_stage_names(), ", ") + "}";
-  if (key == "top_p_rule") return "one of {" + joined(top_p_rule_names(), ", ") + "}";
-  if (key == "rng") return "one of {" + joined(rng_names(), ", ") + "}";
-  if (key == "max_new_tokens") return "an integer >= 0 (0 records only the first prediction)";
-  if (key == "stop_at_eos" || key == "use_cache") return "true or false";
-  if (key == "top_candidates") return "an integer >= 0";
-  if (key == kReplicasKey)
-    return "an integer from 1 to " + std::to_string(kMaxReplicas) + " (identical copies of each run of the entry; not a list)";
-  if (key == kFrameworkKey) return "one of {" + joined(framework_names(), ", ") + "}";
-  if (find_control_key(key)) return control_allowed(key);
-  return "?";
+  const ParamRow* row = row_of(key);
+  return row ? row->allowed() : "?";
 }
 
 // A checked name's value; its problem, described at `where`, is a SpecError.
@@ -137,7 +142,7 @@ class SpecReader {
   enum class Level { top, run, record };
 
   void check_keys(const json& obj, const std::string& where, Level level) const {
-    const std::vector<std::string>& known = level == Level::top ? kTopKeys : level == Level::run ? kRunKeys : kRecordKeys;
+    const std::vector<std::string>& known = level == Level::top ? top_keys() : level == Level::run ? article_run_keys() : kRecordKeys;
     const std::vector<std::string>& accepted = level == Level::run ? all_run_keys() : known;
     for (const auto& item : obj.items()) {
       if (contains(accepted, item.key())) continue;
@@ -151,9 +156,9 @@ class SpecReader {
 
   // A key that is valid elsewhere is named with its place; otherwise the nearest key here.
   static std::string misplaced_hint(const std::string& key, Level level, const std::vector<std::string>& known) {
-    if (level == Level::top && contains(kRunKeys, key)) return "; " + key + " belongs in each entry of runs";
+    if (level == Level::top && contains(article_run_keys(), key)) return "; " + key + " belongs in each entry of runs";
     if (level != Level::record && key == "top_candidates") return "; top_candidates belongs in record";
-    if (level == Level::run && contains(kTopKeys, key)) return "; " + key + " is a top-level key";
+    if (level == Level::run && contains(top_keys(), key)) return "; " + key + " is a top-level key";
     const std::string near = nearest_key(key, known);
     return near.empty() ? "" : "; did you mean \"" + near + "\"?";
   }
@@ -173,49 +178,20 @@ class SpecReader {
     }
   }
 
-  // Type-checks `v` for `key` and stores it in `p` (names as their enums: an unknown name is
-  // reported here, in check_top_p_rule's, check_rng's or check_sampler_order's words).
+  // Type-checks `v` for `key` and stores it in `p`, by its row's reader (a name as its enum: an
+  // unknown name is reported in check_top_p_rule's, check_rng's or check_sampler_order's words).
   void apply_checked_type(const std::string& key, const json& v, const std::string& where, RunParams& p) const {
-    SamplingParams& s = p.sampling;
-    if (key == "temperature" || key == "top_p") {
-      if (!v.is_number()) fail_value(where, v, allowed_for(key));
-      (key == "temperature" ? s.temperature : s.top_p) = v.get<double>();
-    } else if (key == "top_k" || key == "max_new_tokens" || key == "top_candidates") {
-      if (!v.is_number_integer()) fail_value(where, v, allowed_for(key));
-      if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-        fail_value(where, v, allowed_for(key));
-      const int64_t n = v.get<int64_t>();
-      (key == "top_k" ? s.top_k : key == "max_new_tokens" ? p.max_new_tokens : p.top_candidates) = n;
-    } else if (key == "seed") {
-      if (!v.is_number_unsigned()) fail_value(where, v, allowed_for(key));
-      s.seed = v.get<uint64_t>();
-    } else if (key == "sampler_order") {
-      if (!v.is_array() || v.empty()) fail_value(where, v, allowed_for(key));
-      std::vector<std::string> names;
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (!v[i].is_string()) fail_value(element(where, i), v[i], allowed_for(key));
-        names.push_back(v[i].get<std::string>());
-      }
-      s.sampler_order = value_or_throw(check_framework_order(s.framework, names), path_ + ": " + where);
-    } else if (key == "top_p_rule") {
-      if (!v.is_string()) fail_value(where, v, allowed_for(key));
-      if (s.framework == Framework::llama_cpp && v == "llama.cpp") s.top_p_rule = TopPRule::llama_cpp;
-      else s.top_p_rule = value_or_throw(check_top_p_rule(v.get<std::string>()), path_ + ": " + where);
-    } else if (key == "rng") {
-      if (!v.is_string()) fail_value(where, v, allowed_for(key));
-      if (s.framework == Framework::llama_cpp && v == "llama.cpp") s.rng = Rng::llama_cpp;
-      else s.rng = value_or_throw(check_rng(v.get<std::string>()), path_ + ": " + where);
-    } else if (key == kFrameworkKey) {
-      if (!v.is_string()) fail_value(where, v, allowed_for(key));
-      resolve_framework(s, value_or_throw(check_framework(v.get<std::string>()), path_ + ": " + where));
-    } else if (find_control_key(key)) {
-      if (const auto problem = read_control(s.controls, key, v)) fail_value(where + problem->at, problem->value, problem->allowed);
-    } else if (key == "stop_at_eos" || key == "use_cache") {
-      if (!v.is_boolean()) fail_value(where, v, allowed_for(key));
-      (key == "stop_at_eos" ? p.stop_at_eos : p.use_cache) = v.get<bool>();
-    } else if (key == "replica") {  // an axis replicas_axis made: 0 .. N-1, already checked
-      p.replica = v.get<int64_t>();
-    }
+    const ParamRow* row = row_of(key);
+    if (!row) fail(where, "unknown key");
+    // An experiment names at least one stage (evidence may record an empty chain: a valid plan).
+    if (row->kind == ParamKind::stages && v.is_array() && v.empty()) fail_value(where, v, row->allowed());
+    if (const std::optional<ValueProblem> problem = row->read(p, v)) fail_problem(where, *problem, *row);
+  }
+
+  [[noreturn]] void fail_problem(const std::string& where, const ValueProblem& problem, const ParamRow& row) const {
+    const std::string allowed = problem.allowed.empty() ? row.allowed() : problem.allowed;
+    if (problem.shown) throw SpecError(path_ + ": " + describe_problem({"", *problem.shown, allowed}, where + problem.at));
+    fail_value(where + problem.at, problem.value, allowed);
   }
 
   // A run key's values: a list expands into the grid, anything else is one value. For
@@ -223,8 +199,8 @@ class SpecReader {
   std::vector<std::pair<json, std::string>> axis_values(const std::string& key, const json& v, const std::string& where,
                                                         const std::vector<Framework>& frameworks = {Framework::article}) const {
     // A list-valued control (suppress_tokens, bad_words_ids, ...) is one value per entry, never a grid.
-    const ControlKey* control = find_control_key(key);
-    const bool is_grid = control && control->list_valued ? false
+    const ParamRow* control = find_control_key(key);
+    const bool is_grid = control && control->list_valued() ? false
                          : key == "sampler_order" ? (v.is_array() && !v.empty() && v[0].is_array())
                                                   : v.is_array();
     std::vector<std::pair<json, std::string>> values;
@@ -316,7 +292,7 @@ void claim_id(const SpecReader& r, std::map<std::string, std::string>& seen_ids,
 struct RunEntry {
   std::string source;  // "runs[i]"
   DecodeMode mode = DecodeMode::greedy;
-  std::vector<std::string> keys;                                       // grid axes, in kRunKeys order
+  std::vector<std::string> keys;                                       // grid axes, in the table's order
   std::vector<std::vector<std::pair<json, std::string>>> axes;         // values (and where) per axis
 };
 
@@ -357,26 +333,25 @@ RunEntry check_run_entry(const SpecReader& r, const json& entry, const std::stri
     frameworks.clear();
     for (const auto& value : out.axes.back()) frameworks.push_back(*parse_framework(value.first.get<std::string>()));
   }
-  std::vector<std::string> keys(kRunKeys.begin(), kRunKeys.end());
-  for (const std::string& c : control_key_names()) keys.push_back(c);
-  for (const std::string& key : keys) {
-    if (key == "mode" || key == kReplicasKey) continue;
+  for (const std::string& key : all_run_keys()) {
+    if (key == "mode" || key == kReplicasKey || key == kFrameworkKey) continue;
     std::string at = child(where, key);
     const json* value = nullptr;
     if (entry.contains(key)) {
       value = &entry[key];
       if (out.mode == DecodeMode::greedy && is_sampling_only(key))
         r.fail(at, "has no effect with mode \"greedy\" (it always picks the most probable token); remove it, or use mode \"sample\"");
-      if (const ControlKey* control = find_control_key(key)) {
+      if (const ParamRow* control = find_control_key(key)) {
         for (Framework f : frameworks) {
           if (framework_has(f, *control)) continue;
           r.fail(at, std::string("is ") + owners_of(*control) + " control, and this entry's framework is " + to_string(f) +
                          (entry.contains(kFrameworkKey) ? "; give it in an entry of its framework"
-                                                        : "; add \"framework\": \"" + std::string(control->hf ? "hf" : "llama.cpp") +
+                                                        : "; add \"framework\": \"" +
+                                                              std::string(control->has(Framework::hf) ? "hf" : "llama.cpp") +
                                                               "\" to the entry"));
         }
       }
-    } else if (contains(kInheritedKeys, key) && root.contains(key)) {
+    } else if (contains(inherited_keys(), key) && root.contains(key)) {
       value = &root[key];
       at = key;  // inherited: errors point at the top-level key
     }
@@ -443,31 +418,13 @@ std::string nearest_key(const std::string& key, const std::vector<std::string>& 
 }
 
 nlohmann::ordered_json params_to_json(const RunParams& p) {
-  const SamplingParams& s = p.sampling;
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  j["mode"] = to_string(s.mode);
-  j["temperature"] = s.temperature;
-  j["top_k"] = s.top_k;
-  j["top_p"] = s.top_p;
-  j["seed"] = s.seed;
-  j["sampler_order"] = stage_names(s.sampler_order);
-  j["top_p_rule"] = to_string(s.top_p_rule);
-  j["rng"] = to_string(s.rng);
-  j["max_new_tokens"] = p.max_new_tokens;
-  j["stop_at_eos"] = p.stop_at_eos;
-  j["use_cache"] = p.use_cache;
-  j["top_candidates"] = p.top_candidates;
-  if (p.replica > 0) j["replica"] = p.replica;  // copy 0 is the run itself: its params (and id) unchanged
-  // Issue 23: a framework run records its framework and every control it has, resolved. An
-  // article run writes none of them, so its params (and run id) are what they always were.
-  if (s.framework != Framework::article) {
-    j["framework"] = to_string(s.framework);
-    for (const ControlKey& k : control_keys())
-      if (framework_has(s.framework, k)) j[k.key] = control_to_json(s.controls, k.key);
-    // Where ids came from: written only when a text was given, so a run given ids writes what it
-    // always wrote.
-    if (!s.controls.texts.empty()) j["control_texts"] = control_texts_to_json(s.controls.texts);
-  }
+  for (const ParamRow& row : param_table())
+    if (written_in_evidence(row, p)) j[row.key] = row.get(p);
+  // Where ids came from: written only when a text was given, so a run given ids writes what it
+  // always wrote.
+  const FrameworkControls& c = p.sampling.controls;
+  if (p.sampling.framework != Framework::article && !c.texts.empty()) j["control_texts"] = control_texts_to_json(c.texts);
   return j;
 }
 
@@ -481,15 +438,21 @@ nlohmann::ordered_json params_as_written_json(const RunParams& p) {
 }
 
 RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
-  const auto need = [&](const char* key, bool (json::*is)() const noexcept, const char* type) -> const json& {
-    if (!j.is_object() || !j.contains(key)) throw SpecError(where + "." + key + ": missing");
-    const json& v = j[key];
-    if (!(v.*is)()) throw SpecError(where + "." + key + " = " + shown(v) + " is not allowed; allowed: " + type);
+  const auto need = [&](const ParamRow& row) -> const json& {
+    if (!j.is_object() || !j.contains(row.key)) throw SpecError(where + "." + row.key + ": missing");
+    const json& v = j[row.key];
+    if (!has_evidence_type(row.kind, v))
+      throw SpecError(where + "." + row.key + " = " + shown(v) + " is not allowed; allowed: " + evidence_type_words(row.kind));
     return v;
+  };
+  const auto read = [&](const ParamRow& row, RunParams& p, const json& v) {
+    if (const std::optional<ValueProblem> problem = row.read(p, v))
+      throw SpecError(where + "." + row.key + problem->at + " = " + (problem->shown ? *problem->shown : shown(problem->value)) +
+                      " is not allowed; allowed: " + (problem->allowed.empty() ? row.allowed() : problem->allowed));
   };
   RunParams p;
   SamplingParams& s = p.sampling;
-  const std::string mode = need("mode", &json::is_string, "\"greedy\" or \"sample\"").get<std::string>();
+  const json& mode = need(param("mode"));
   // The framework first: it says which names the order, rule and rng may hold, and which controls follow.
   if (j.is_object() && j.contains("framework")) {
     const json& f = j["framework"];
@@ -498,29 +461,17 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
     if (s.framework == Framework::article)
       throw SpecError(where + ".framework = \"article\" is not allowed; allowed: \"hf\" or \"llama.cpp\" (an article run writes no framework)");
   }
-  if (mode != "greedy" && mode != "sample")
-    throw SpecError(where + ".mode = \"" + mode + "\" is not allowed; allowed: \"greedy\" or \"sample\"");
-  s.mode = mode == "greedy" ? DecodeMode::greedy : DecodeMode::sample;
-  s.temperature = need("temperature", &json::is_number, "a number").get<double>();
-  s.top_k = need("top_k", &json::is_number_integer, "an integer").get<int64_t>();
-  s.top_p = need("top_p", &json::is_number, "a number").get<double>();
-  s.seed = need("seed", &json::is_number_unsigned, "a non-negative integer").get<uint64_t>();
-  const json& order = need("sampler_order", &json::is_array, "a list of stage names");
-  std::vector<std::string> stages;
-  for (const auto& stage : order) {
-    if (!stage.is_string()) throw SpecError(where + ".sampler_order: " + shown(stage) + " is not a stage name");
-    stages.push_back(stage.get<std::string>());
+  read(param("mode"), p, mode);
+  // Every key every run writes, in the table's order (the copy index only where written).
+  for (const ParamRow& row : param_table()) {
+    const std::string key = row.key;
+    if (row.is_control() || key == "mode" || key == "framework" || row.kind == ParamKind::copy) continue;
+    const json& v = need(row);
+    if (row.kind == ParamKind::stages)
+      for (const json& stage : v)
+        if (!stage.is_string()) throw SpecError(where + "." + key + ": " + shown(stage) + " is not a stage name");
+    read(row, p, v);
   }
-  s.sampler_order = value_or_throw(check_framework_order(s.framework, stages), where + ".sampler_order");
-  const std::string rule = need("top_p_rule", &json::is_string, "a string").get<std::string>();
-  s.top_p_rule = s.framework == Framework::llama_cpp && rule == "llama.cpp" ? TopPRule::llama_cpp
-                                                                            : value_or_throw(check_top_p_rule(rule), where + ".top_p_rule");
-  const std::string rng = need("rng", &json::is_string, "a string").get<std::string>();
-  s.rng = s.framework == Framework::llama_cpp && rng == "llama.cpp" ? Rng::llama_cpp : value_or_throw(check_rng(rng), where + ".rng");
-  p.max_new_tokens = need("max_new_tokens", &json::is_number_integer, "an integer").get<int64_t>();
-  p.stop_at_eos = need("stop_at_eos", &json::is_boolean, "true or false").get<bool>();
-  p.use_cache = need("use_cache", &json::is_boolean, "true or false").get<bool>();
-  p.top_candidates = need("top_candidates", &json::is_number_integer, "an integer").get<int64_t>();
   if (j.contains("replica")) {
     const json& v = j["replica"];
     if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() >= kMaxReplicas ||
@@ -530,15 +481,15 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
     p.replica = v.get<int64_t>();
   }
   if (s.framework != Framework::article) {
-    for (const ControlKey& k : control_keys()) {
-      if (!framework_has(s.framework, k)) continue;
-      if (!j.contains(k.key)) throw SpecError(where + "." + k.key + ": missing");
-      if (const auto problem = read_control(s.controls, k.key, j[k.key]))
-        throw SpecError(where + "." + k.key + problem->at + " = " + shown(problem->value) + " is not allowed; allowed: " +
+    for (const ParamRow* k : control_keys()) {
+      if (!framework_has(s.framework, *k)) continue;
+      if (!j.contains(k->key)) throw SpecError(where + "." + k->key + ": missing");
+      if (const auto problem = read_control(s.controls, k->key, j[k->key]))
+        throw SpecError(where + "." + k->key + problem->at + " = " + shown(problem->value) + " is not allowed; allowed: " +
                         problem->allowed);
       if (!s.controls.texts.empty()) {
         const ControlText& t = s.controls.texts.front();
-        throw SpecError(where + "." + k.key + "[" + std::to_string(t.entry) + "] = " + shown(t.text) +
+        throw SpecError(where + "." + k->key + "[" + std::to_string(t.entry) + "] = " + shown(t.text) +
                         " is not allowed; allowed: token ids (evidence records the ids a text became, and the text in control_texts)");
       }
     }
@@ -560,19 +511,11 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
 }
 
 std::string run_id(const std::string& experiment, int64_t prompt_index, const std::string& prompt, const RunParams& p) {
-  const SamplingParams& s = p.sampling;
-  // A framework run says whose controls it used first ("hf-sample-...", "llamacpp-greedy-...").
-  std::string summary = s.framework == Framework::hf          ? "hf-"
-                        : s.framework == Framework::llama_cpp ? "llamacpp-"
-                                                              : "";
-  summary += to_string(s.mode);
-  if (s.mode == DecodeMode::sample) {
-    summary += "-t" + short_number(s.temperature);
-    if (s.top_k > 0) summary += "-k" + std::to_string(s.top_k);
-    if (s.top_p < 1.0) summary += "-p" + short_number(s.top_p);
-    summary += "-s" + std::to_string(s.seed);
-  }
-  if (p.replica > 0) summary += "-r" + std::to_string(p.replica);
+  // The summary: whose controls first ("hf-", "llamacpp-"), the mode, then each row's part in the
+  // table's order ("-t0.7-k40-p0.9-s42-r3").
+  std::string summary = param("framework").id_part(p) + to_string(p.sampling.mode);
+  for (const ParamRow& row : param_table())
+    if (row.id_part && std::string(row.key) != "framework") summary += row.id_part(p);
   // nlohmann's json keeps object keys sorted and dumps doubles in their shortest round-trip
   // form, so this text is canonical: the same parameters always hash the same.
   // The params as the experiment gave them: a control's text, like the prompt's, is hashed as
@@ -600,7 +543,7 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
   }
   spec.prompts = check_prompts(r, root);
   const int64_t top_candidates = check_record(r, root);
-  for (const std::string& key : kInheritedKeys) {
+  for (const std::string& key : inherited_keys()) {
     if (root.contains(key)) r.axis_values(key, root[key], key);  // checked even if every run overrides it
   }
   if (!root.contains("runs")) r.fail("runs", "missing; give a list of run entries, e.g. \"runs\": [{\"mode\": \"greedy\"}]");

@@ -40,7 +40,7 @@ struct ExperimentSpec {
   std::vector<ExpandedRun> runs;  // prompts outer, then run entries in order, then the grid
 };
 
-// How many runs the experiments of one command may expand to (`--max-runs`, issue 11). The count
+// How many runs the experiments of one command may expand to (`--max-runs`). The count
 // is computed from the lists' lengths before anything is expanded, so a grid of millions is
 // refused with its exact count before it costs memory. The default is far beyond a day of runs
 // on GPT-2; the ceiling keeps the expanded plan in memory below ~1 GB. Evidence readers keep

@@ -20,30 +20,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // llama_sampler_init_dist(uint32_t seed): LLAMA_DEFAULT_SEED (0xFFFFFFFF) asks for a random seed.
 constexpr uint64_t kLlamaDefaultSeed = 0xFFFFFFFFu;
 
-const std::vector<ControlKey> kControlKeys = {
-    // key                    hf     llama  sampling list
-    {"min_p", true, true, true, false},
-    {"typical_p", true, true, true, false},
-    {"repetition_penalty", true, false, false, false},
-    {"no_repeat_ngram_size", true, false, false, false},
-    {"bad_words_ids", true, false, false, true},
-    {"sequence_bias", true, false, false, true},
-    {"suppress_tokens", true, false, false, true},
-    {"min_new_tokens", true, false, false, false},
-    {"min_length", true, false, false, false},
-    {"epsilon_cutoff", true, false, true, false},
-    {"eta_cutoff", true, false, true, false},
-    {"repeat_last_n", false, true, false, false},
-    {"repeat_penalty", false, true, false, false},
-    {"frequency_penalty", false, true, false, false},
-    {"presence_penalty", false, true, false, false},
-    {"logit_bias", false, true, false, true},
-    {"top_n_sigma", false, true, true, false},
-    {"dynatemp_range", false, true, true, false},
-    {"dynatemp_exponent", false, true, true, false},
-    {"min_keep", false, true, true, false},
-};
-
 const std::vector<SamplerStage> kArticleOrder = {SamplerStage::temperature, SamplerStage::top_k, SamplerStage::top_p};
 const std::vector<SamplerStage> kHfOrder = {
     SamplerStage::sequence_bias, SamplerStage::repetition_penalty, SamplerStage::no_repeat_ngram_size,
@@ -98,20 +74,17 @@ ordered_json real_json(double v) {
 
 bool finite(double v) { return std::isfinite(v); }
 
-bool same_controls_value(const FrameworkControls& a, const FrameworkControls& b, const std::string& key) {
-  return control_to_json(a, key) == control_to_json(b, key);
-}
-
 bool is_list_control(const std::string& key) {
-  const ControlKey* k = find_control_key(key);
-  return k && k->list_valued;
+  const ParamRow* k = find_control_key(key);
+  return k && k->list_valued();
 }
 
 // A control's place in control_keys(): the order c.texts and evidence keep.
 size_t control_rank(const std::string& key) {
-  for (size_t i = 0; i < kControlKeys.size(); ++i)
-    if (key == kControlKeys[i].key) return i;
-  return kControlKeys.size();
+  const auto& keys = control_keys();
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (key == keys[i]->key) return i;
+  return keys.size();
 }
 
 size_t list_size(const FrameworkControls& c, const std::string& key) {
@@ -235,79 +208,45 @@ void resolve_framework(SamplingParams& s, Framework f) {
   s = std::move(r);
 }
 
-const std::vector<ControlKey>& control_keys() { return kControlKeys; }
+const std::vector<const ParamRow*>& control_keys() { return control_rows(); }
 
-const ControlKey* find_control_key(const std::string& key) {
-  for (const ControlKey& k : kControlKeys)
-    if (key == k.key) return &k;
-  return nullptr;
+const ParamRow* find_control_key(const std::string& key) {
+  const ParamRow* row = find_param(key);
+  return row && row->is_control() ? row : nullptr;
 }
 
-bool framework_has(Framework f, const ControlKey& k) {
-  return (f == Framework::hf && k.hf) || (f == Framework::llama_cpp && k.llama_cpp);
+bool framework_has(Framework f, const ParamRow& k) { return f != Framework::article && k.has(f); }
+
+std::string owners_of(const ParamRow& k) {
+  if (k.has(Framework::hf) && k.has(Framework::llama_cpp)) return "Hugging Face's and llama.cpp's";
+  return k.has(Framework::hf) ? "Hugging Face's" : "llama.cpp's";
 }
 
-std::string owners_of(const ControlKey& k) {
-  if (k.hf && k.llama_cpp) return "Hugging Face's and llama.cpp's";
-  return k.hf ? "Hugging Face's" : "llama.cpp's";
+std::string frameworks_of(const ParamRow& k) {
+  if (k.has(Framework::hf) && k.has(Framework::llama_cpp)) return "hf or llama.cpp";
+  return k.has(Framework::hf) ? "hf" : "llama.cpp";
 }
 
 std::string control_allowed(const std::string& key) {
-  if (key == "min_p") return "a number in [0, 1] (0 turns min-p off)";
-  if (key == "typical_p") return "a number in (0, 1] (1 turns typical sampling off)";
-  if (key == "repetition_penalty") return "a number > 0 (1 turns it off)";
-  if (key == "no_repeat_ngram_size") return "an integer >= 0 (0 turns it off)";
-  if (key == "bad_words_ids")
-    return "a list of non-empty lists of token ids or texts (a text is one sequence), e.g. [[1169], [7850, 3331], \"the cat\"]";
-  if (key == "sequence_bias")
-    return "a list of [token ids or text, bias] pairs, ids > 0, bias a finite number, e.g. [[[7850], -2.5], [\"the cat\", 1.0]]";
-  if (key == "suppress_tokens") return "a list of token ids or texts of one token each, e.g. [50256, \" the\"]";
-  if (key == "min_new_tokens" || key == "min_length") return "an integer >= 0 (0 turns it off)";
-  if (key == "epsilon_cutoff" || key == "eta_cutoff") return "a number in [0, 1) (0 turns it off)";
-  if (key == "repeat_last_n") return "an integer >= -1 (0 turns the penalties off, -1 is the whole context)";
-  if (key == "repeat_penalty") return "a number > 0 whose inverse is finite (1 turns it off)";
-  if (key == "frequency_penalty" || key == "presence_penalty") return "a finite number (0 turns it off)";
-  if (key == "logit_bias")
-    return "a list of [token id or text, bias] pairs (a text biases every token it encodes to), bias a finite number or "
-           "false / \"-Infinity\" (never), e.g. [[50256, false], [\"Hello\", -0.5]]";
-  if (key == "top_n_sigma") return "a finite number (<= 0 turns it off, e.g. -1)";
-  if (key == "dynatemp_range") return "a finite number >= 0 (0 turns it off)";
-  if (key == "dynatemp_exponent") return "a finite number";
-  if (key == "min_keep") return "an integer >= 0";
-  return "?";
+  const ParamRow* row = find_control_key(key);
+  return row ? row->allowed() : "?";
 }
 
 std::optional<ControlProblem> read_control(FrameworkControls& c, const std::string& key, const json& v) {
   const std::string allowed = control_allowed(key);
-  const std::optional<ControlProblem> whole = ControlProblem{allowed, "", v};
-  auto number = [&](double& out) -> std::optional<ControlProblem> {
-    if (!v.is_number()) return whole;
-    out = v.get<double>();
-    return std::nullopt;
-  };
-  auto integer = [&](int64_t& out) -> std::optional<ControlProblem> {
-    if (!is_integer(v)) return whole;
-    out = v.get<int64_t>();
-    return std::nullopt;
-  };
-  if (key == "min_p") return number(c.min_p);
-  if (key == "typical_p") return number(c.typical_p);
-  if (key == "repetition_penalty") return number(c.repetition_penalty);
-  if (key == "no_repeat_ngram_size") return integer(c.no_repeat_ngram_size);
-  if (key == "min_new_tokens") return integer(c.min_new_tokens);
-  if (key == "min_length") return integer(c.min_length);
-  if (key == "epsilon_cutoff") return number(c.epsilon_cutoff);
-  if (key == "eta_cutoff") return number(c.eta_cutoff);
-  if (key == "repeat_last_n") return integer(c.repeat_last_n);
-  if (key == "repeat_penalty") return number(c.repeat_penalty);
-  if (key == "frequency_penalty") return number(c.frequency_penalty);
-  if (key == "presence_penalty") return number(c.presence_penalty);
-  if (key == "top_n_sigma") return number(c.top_n_sigma);
-  if (key == "dynatemp_range") return number(c.dynatemp_range);
-  if (key == "dynatemp_exponent") return number(c.dynatemp_exponent);
-  if (key == "min_keep") return integer(c.min_keep);
-  const ControlKey* k = find_control_key(key);
-  if (!k) return ControlProblem{"a known control", "", v};
+  const std::optional<ControlProblem> whole = ControlProblem{allowed, "", v, std::nullopt};
+  const ParamRow* k = find_control_key(key);
+  if (!k) return ControlProblem{"a known control", "", v, std::nullopt};
+  if (!k->list_valued()) {
+    // A scalar control: the table's reader, on a copy that holds these controls.
+    RunParams p;
+    p.sampling.controls = std::move(c);
+    std::optional<ControlProblem> problem = k->read(p, v);
+    c = std::move(p.sampling.controls);
+    if (problem && problem->allowed.empty()) problem->allowed = allowed;
+    return problem;
+  }
+
   if (!v.is_array()) return whole;
   // The list's texts, kept beside it; an empty string is refused where it stands.
   std::vector<ControlText> texts;
@@ -318,7 +257,7 @@ std::optional<ControlProblem> read_control(FrameworkControls& c, const std::stri
       if (!bad_text)
         bad_text = ControlProblem{"a non-empty text (the tokenizer encodes it by the framework's rule) or " +
                                       std::string(key == "suppress_tokens" || key == "logit_bias" ? "a token id" : "a list of token ids"),
-                                  "[" + std::to_string(i) + "]" + (key == "sequence_bias" || key == "logit_bias" ? "[0]" : ""), t};
+                                  "[" + std::to_string(i) + "]" + (key == "sequence_bias" || key == "logit_bias" ? "[0]" : ""), t, std::nullopt};
       return true;
     }
     texts.push_back({key, static_cast<int64_t>(i), t.get<std::string>(), {}});
@@ -368,7 +307,7 @@ std::optional<ControlProblem> read_control(FrameworkControls& c, const std::stri
     if (bad_text) return bad_text;
     c.logit_bias = std::move(all);
   } else {
-    return ControlProblem{"a known control", "", v};
+    return ControlProblem{"a known control", "", v, std::nullopt};
   }
   // This control's texts replace the ones it had; the list stays in control_keys() order.
   std::vector<ControlText> kept;
@@ -384,30 +323,17 @@ std::optional<ControlProblem> read_control(FrameworkControls& c, const std::stri
 
 ordered_json control_to_json(const FrameworkControls& c, const std::string& key) {
   if (is_list_control(key)) return list_json(c, key, false);
-  if (key == "min_p") return c.min_p;
-  if (key == "typical_p") return c.typical_p;
-  if (key == "repetition_penalty") return c.repetition_penalty;
-  if (key == "no_repeat_ngram_size") return c.no_repeat_ngram_size;
-  if (key == "min_new_tokens") return c.min_new_tokens;
-  if (key == "min_length") return c.min_length;
-  if (key == "epsilon_cutoff") return c.epsilon_cutoff;
-  if (key == "eta_cutoff") return c.eta_cutoff;
-  if (key == "repeat_last_n") return c.repeat_last_n;
-  if (key == "repeat_penalty") return c.repeat_penalty;
-  if (key == "frequency_penalty") return c.frequency_penalty;
-  if (key == "presence_penalty") return c.presence_penalty;
-  if (key == "top_n_sigma") return c.top_n_sigma;
-  if (key == "dynatemp_range") return c.dynatemp_range;
-  if (key == "dynatemp_exponent") return c.dynatemp_exponent;
-  if (key == "min_keep") return c.min_keep;
-  return nullptr;
+  const ParamRow* row = find_control_key(key);
+  if (!row) return nullptr;
+  RunParams p;
+  p.sampling.controls = c;
+  return row->get(p);
 }
 
 std::vector<ParamProblem> check_framework_params(const RunParams& p) {
   std::vector<ParamProblem> problems;
   const SamplingParams& s = p.sampling;
   const FrameworkControls& c = s.controls;
-  const FrameworkControls off;
   const auto add = [&](const std::string& field, const std::string& value, const std::string& allowed) {
     problems.push_back({field, value, allowed});
   };
@@ -415,12 +341,13 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
   const std::string frameworks = "one of {" + joined(framework_names(), ", ") + "}";
 
   // A control of another framework (or of none, for article) must stay off: it would be ignored.
-  for (const ControlKey& k : kControlKeys) {
-    if (framework_has(s.framework, k) || same_controls_value(c, off, k.key)) continue;
-    std::string needs = k.hf && k.llama_cpp ? "framework hf or llama.cpp" : k.hf ? "framework hf" : "framework llama.cpp";
-    add(k.key, value_of(k.key),
-        std::string("its off value ") + control_to_json(off, k.key).dump() + " unless " + needs + " (" + k.key + " is " +
-            owners_of(k) + " control; this run's framework is " + to_string(s.framework) + ")");
+  const RunParams off_params;
+  for (const ParamRow* k : control_keys()) {
+    const ordered_json value = k->get(p), off_value = k->get(off_params);
+    if (framework_has(s.framework, *k) || value == off_value) continue;
+    add(k->key, value.dump(),
+        "its off value " + off_value.dump() + " unless framework " + frameworks_of(*k) + " (" + k->key + " is " +
+            owners_of(*k) + " control; this run's framework is " + to_string(s.framework) + ")");
   }
   if (s.framework == Framework::article) {
     if (s.top_p_rule == TopPRule::llama_cpp) add("top_p_rule", "llama.cpp", "one of {article, hf} (llama.cpp's rule is framework llama.cpp's)");
@@ -428,31 +355,34 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
     return problems;
   }
 
-  // Ranges: only the owning framework's controls (the others are off, checked above).
-  const auto has = [&](const char* key) { return framework_has(s.framework, *find_control_key(key)); };
-  if (has("min_p") && !(c.min_p >= 0 && c.min_p <= 1)) add("min_p", number_text(c.min_p), control_allowed("min_p"));
-  if (has("typical_p") && !(c.typical_p > 0 && c.typical_p <= 1))
-    add("typical_p", number_text(c.typical_p), control_allowed("typical_p"));
-  if (s.framework == Framework::hf) {
-    if (!(c.repetition_penalty > 0 && finite(c.repetition_penalty)))
-      add("repetition_penalty", number_text(c.repetition_penalty), control_allowed("repetition_penalty"));
-    if (c.no_repeat_ngram_size < 0)
-      add("no_repeat_ngram_size", std::to_string(c.no_repeat_ngram_size), control_allowed("no_repeat_ngram_size"));
-    for (size_t i = 0; i < c.sequence_bias.size(); ++i) {
-      const SequenceBias& b = c.sequence_bias[i];
-      if (unencoded_text_at(c, "sequence_bias", i)) continue;  // checked once encoded (plan_runs, generate)
-      const bool ids_positive = std::all_of(b.tokens.begin(), b.tokens.end(), [](int64_t t) { return t > 0; });
-      if (!ids_positive || !finite(b.bias) || b.tokens.empty()) {
-        add("sequence_bias", value_of("sequence_bias"),
-            control_allowed("sequence_bias") + " (Hugging Face refuses token id 0 in this list form)");
-        break;
+  // Ranges: only the owning framework's controls (the others are off, checked above), each by
+  // its row; the two bias lists by their entries.
+  for (const ParamRow* k : control_keys()) {
+    if (!framework_has(s.framework, *k)) continue;
+    const std::string key = k->key;
+    if (key == "sequence_bias") {
+      for (size_t i = 0; i < c.sequence_bias.size(); ++i) {
+        const SequenceBias& b = c.sequence_bias[i];
+        if (unencoded_text_at(c, "sequence_bias", i)) continue;  // checked once encoded (plan_runs, generate)
+        const bool ids_positive = std::all_of(b.tokens.begin(), b.tokens.end(), [](int64_t t) { return t > 0; });
+        if (!ids_positive || !finite(b.bias) || b.tokens.empty()) {
+          add(key, value_of(key), k->allowed() + " (Hugging Face refuses token id 0 in this list form)");
+          break;
+        }
       }
+    } else if (key == "logit_bias") {
+      for (const TokenBias& b : c.logit_bias) {
+        if (std::isnan(b.bias) || b.bias == kInf) {
+          add(key, value_of(key), k->allowed());
+          break;
+        }
+      }
+    } else if (k->in_range && !k->in_range(p)) {
+      const ordered_json v = k->get(p);
+      add(key, v.is_number_float() ? number_text(v.get<double>()) : v.dump(), k->allowed());
     }
-    if (c.min_new_tokens < 0) add("min_new_tokens", std::to_string(c.min_new_tokens), control_allowed("min_new_tokens"));
-    if (c.min_length < 0) add("min_length", std::to_string(c.min_length), control_allowed("min_length"));
-    if (!(c.epsilon_cutoff >= 0 && c.epsilon_cutoff < 1))
-      add("epsilon_cutoff", number_text(c.epsilon_cutoff), control_allowed("epsilon_cutoff"));
-    if (!(c.eta_cutoff >= 0 && c.eta_cutoff < 1)) add("eta_cutoff", number_text(c.eta_cutoff), control_allowed("eta_cutoff"));
+  }
+  if (s.framework == Framework::hf) {
     if (s.top_p_rule != TopPRule::hf)
       add("top_p_rule", to_string(s.top_p_rule), "hf (framework hf applies Hugging Face's TopPLogitsWarper)");
     if (s.rng == Rng::llama_cpp) add("rng", "llama.cpp", "one of {torch, portable} (framework hf draws with torch.multinomial)");
@@ -460,23 +390,6 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
       add("sampler_order", joined(stage_names(s.sampler_order), ","),
           "Hugging Face's fixed order " + joined(stage_names(kHfOrder), ",") + " (generate() cannot reorder its processors)");
   } else {
-    if (c.repeat_last_n < -1) add("repeat_last_n", std::to_string(c.repeat_last_n), control_allowed("repeat_last_n"));
-    // common_sampler_init refuses these (it throws std::invalid_argument).
-    if (!(c.repeat_penalty > 0 && finite(c.repeat_penalty) && finite(1.0f / static_cast<float>(c.repeat_penalty))))
-      add("repeat_penalty", number_text(c.repeat_penalty), control_allowed("repeat_penalty"));
-    if (!finite(c.frequency_penalty)) add("frequency_penalty", number_text(c.frequency_penalty), control_allowed("frequency_penalty"));
-    if (!finite(c.presence_penalty)) add("presence_penalty", number_text(c.presence_penalty), control_allowed("presence_penalty"));
-    for (const TokenBias& b : c.logit_bias) {
-      if (std::isnan(b.bias) || b.bias == kInf) {
-        add("logit_bias", value_of("logit_bias"), control_allowed("logit_bias"));
-        break;
-      }
-    }
-    if (!finite(c.top_n_sigma)) add("top_n_sigma", number_text(c.top_n_sigma), control_allowed("top_n_sigma"));
-    if (!(finite(c.dynatemp_range) && c.dynatemp_range >= 0))
-      add("dynatemp_range", number_text(c.dynatemp_range), control_allowed("dynatemp_range"));
-    if (!finite(c.dynatemp_exponent)) add("dynatemp_exponent", number_text(c.dynatemp_exponent), control_allowed("dynatemp_exponent"));
-    if (c.min_keep < 0) add("min_keep", std::to_string(c.min_keep), control_allowed("min_keep"));
     if (s.top_k > std::numeric_limits<int32_t>::max())
       add("top_k", std::to_string(s.top_k), "an integer from 0 to 2147483647 (llama.cpp's top_k is an int32_t; 0 turns it off)");
     if (s.mode == DecodeMode::sample && s.seed >= kLlamaDefaultSeed)
@@ -621,8 +534,8 @@ std::optional<ControlTextProblem> control_texts_problem(const FrameworkControls&
   for (size_t i = 0; i < c.texts.size(); ++i) {
     const ControlText& t = c.texts[i];
     const auto fail = [&](const std::string& problem) { return ControlTextProblem{i, problem}; };
-    const ControlKey* k = find_control_key(t.control);
-    if (!k || !k->list_valued || !framework_has(f, *k))
+    const ParamRow* k = find_control_key(t.control);
+    if (!k || !k->list_valued() || !framework_has(f, *k))
       return fail("control = \"" + t.control + "\" is not allowed; allowed: a list control of framework " + to_string(f) +
                   (f == Framework::hf ? " (suppress_tokens, bad_words_ids, sequence_bias)" : " (logit_bias)"));
     if (t.text.empty()) return fail("text is empty; allowed: the non-empty text the entry was given as");

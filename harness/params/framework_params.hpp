@@ -1,5 +1,5 @@
 #pragma once
-// The frameworks' decoding controls (issue 23, docs/sampling.md): which keys each framework has,
+// The frameworks' decoding controls (docs/sampling.md): which keys each framework has,
 // their defaults (the presets "framework": "hf" | "llama.cpp"), the values each accepts, and how
 // they are written in experiment files, flags and evidence. No libtorch.
 //
@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "params/param_table.hpp"
 #include "params/run_params.hpp"
 #include "params/sampling_params.hpp"
 
@@ -41,31 +42,20 @@ const std::vector<std::string>& llama_cpp_orderable_names();
 // (llama.cpp's greedy: --temp 0). article: the article's (SamplingParams{}).
 void resolve_framework(SamplingParams& s, Framework f);
 
-// The keys of FrameworkControls, in the order evidence writes them, with the framework(s) that
-// own each: shared (min_p, typical_p), hf's, llama.cpp's.
-struct ControlKey {
-  const char* key;
-  bool hf;                // Hugging Face has it
-  bool llama_cpp;         // llama.cpp has it
-  bool sampling_only;     // means nothing in a greedy run (a warper, or a llama.cpp filter of the draw)
-  bool list_valued;       // a list per run (never a grid axis)
-};
-const std::vector<ControlKey>& control_keys();
-const ControlKey* find_control_key(const std::string& key);
-bool framework_has(Framework f, const ControlKey& k);
+// The keys of FrameworkControls (params/param_table.hpp's control rows), in the order evidence
+// writes them: shared (min_p, typical_p), hf's, llama.cpp's.
+const std::vector<const ParamRow*>& control_keys();
+const ParamRow* find_control_key(const std::string& key);
+bool framework_has(Framework f, const ParamRow& k);
 // "Hugging Face's" / "llama.cpp's" / "Hugging Face's and llama.cpp's": for messages.
-std::string owners_of(const ControlKey& k);
+std::string owners_of(const ParamRow& k);
+// "hf" / "llama.cpp" / "hf or llama.cpp": the framework(s) a control needs, as a user writes them.
+std::string frameworks_of(const ParamRow& k);
 
 // What a control key accepts, in words (the same text every message uses).
 std::string control_allowed(const std::string& key);
 
-// Why a control's value was refused: what is allowed, and where inside the value when one element
-// is the problem (`at` "[1]" and that element; `at` empty: the whole value).
-struct ControlProblem {
-  std::string allowed;
-  std::string at;
-  nlohmann::json value;
-};
+using ControlProblem = ValueProblem;
 
 // Reads one control's JSON value into `c` (a type check only: ranges are check_run_params').
 // In the four list controls a token (suppress_tokens, logit_bias) or a token sequence

@@ -14,7 +14,7 @@ namespace genrepro {
 enum class DecodeMode { greedy, sample };
 
 // Whose decoding controls a run uses (docs/sampling.md): the article's loop (temperature, top-k,
-// top-p; the default, and every run before issue 23), Hugging Face generate()'s logits processors
+// top-p; the default, and every run that names no framework), Hugging Face generate()'s logits processors
 // and warpers, or llama.cpp's sampler chain. Each framework has its own stages, rules, order, RNG
 // and defaults (params/framework_params.hpp).
 enum class Framework { article, hf, llama_cpp };
@@ -58,7 +58,7 @@ struct SequenceBias {
   double bias = 0;
 };
 
-// A token or token sequence of a list control given as text (issue 23): `"bad_words_ids": ["the
+// A token or token sequence of a list control given as text: `"bad_words_ids": ["the
 // cat"]`. Parsing keeps the text (the params layer has no tokenizer); plan_runs and generate encode
 // it by the framework's rule (control_text_rule) and put the ids in the control's list, where the
 // engine, diff and bless read them as if they had been written as ids. The evidence records both
@@ -119,7 +119,7 @@ struct SamplingParams {
   std::vector<SamplerStage> sampler_order = {SamplerStage::temperature, SamplerStage::top_k, SamplerStage::top_p};
   TopPRule top_p_rule = TopPRule::article;
   Rng rng = Rng::torch;
-  // Issue 23: whose controls, and the controls only the frameworks have.
+  // Whose controls, and the controls only the frameworks have.
   Framework framework = Framework::article;
   FrameworkControls controls;
 };
@@ -130,7 +130,7 @@ struct RunParams {
   bool stop_at_eos = true;
   bool use_cache = false;       // false = the article's use_cache=False: recompute every step
   int64_t top_candidates = 5;   // how many candidates each step record lists
-  // Issue 22: the k-th copy of an otherwise identical run (an entry's "replicas": N gives copies
+  // The k-th copy of an otherwise identical run (an entry's "replicas": N gives copies
   // 0 .. N-1). Copy 0 is the run itself and writes no replica, so its id is the run's id; the
   // engine never reads it: copies differ only where the arithmetic around them (a batch) does.
   int64_t replica = 0;

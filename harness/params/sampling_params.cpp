@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "params/framework_params.hpp"
+#include "params/param_table.hpp"
 #include "util/errors.hpp"
 #include "params/number_text.hpp"
 #include "util/joined.hpp"
@@ -33,7 +34,9 @@ Checked<T> problem(std::string field, std::string value, std::string allowed) {
   return {std::nullopt, ParamProblem{std::move(field), std::move(value), std::move(allowed)}};
 }
 
-// The order check_run_params reports fields in; a name problem joins the list at its field.
+// The order check_run_params reports the article's fields in (a name problem joins the list at
+// its field): the first problem is a message users and tests know, so its order is kept as it
+// was declared before the parameter table, with top_p ahead of top_k; every other field after.
 constexpr std::array<const char*, 8> kFieldOrder = {"temperature", "top_p", "top_k",          "sampler_order",
                                                     "top_p_rule",  "rng",   "max_new_tokens", "top_candidates"};
 
@@ -87,13 +90,12 @@ const char* temperature_allowed() {
 std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<ParamProblem> name_problems) {
   std::vector<ParamProblem> problems;
   const SamplingParams& s = p.sampling;
-  // NaN fails every comparison, so each check is written as "not (allowed)".
-  if (!(s.temperature == 0 || (s.temperature >= kMinTemperature && s.temperature <= kMaxTemperature)))
-    problems.push_back({"temperature", number_text(s.temperature), temperature_allowed()});
-  if (!(s.top_p > 0 && s.top_p <= 1))
-    problems.push_back({"top_p", number_text(s.top_p), "a number in (0, 1] (1 turns top-p off)"});
-  if (s.top_k < 0)
-    problems.push_back({"top_k", std::to_string(s.top_k), "an integer >= 0 (0 turns top-k off)"});
+  // Each parameter of every run by its row's range (the frameworks' controls: check_framework_params).
+  for (const ParamRow& row : param_table()) {
+    if (row.is_control() || !row.in_range || row.in_range(p)) continue;
+    const nlohmann::ordered_json v = row.get(p);
+    problems.push_back({row.key, v.is_number_float() ? number_text(v.get<double>()) : v.dump(), row.allowed()});
+  }
   for (size_t i = 0; i < s.sampler_order.size(); ++i) {
     const auto first = std::find(s.sampler_order.begin(), s.sampler_order.end(), s.sampler_order[i]);
     if (static_cast<size_t>(first - s.sampler_order.begin()) != i)
@@ -117,11 +119,6 @@ std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<Param
       problems.push_back(
           {"sampler_order", order, "an order that contains top_p, since top_p is " + number_text(s.top_p)});
   }
-  if (p.max_new_tokens < 0)
-    problems.push_back({"max_new_tokens", std::to_string(p.max_new_tokens),
-                        "an integer >= 0 (0 records only the first prediction)"});
-  if (p.top_candidates < 0)
-    problems.push_back({"top_candidates", std::to_string(p.top_candidates), "an integer >= 0"});
   problems.insert(problems.end(), name_problems.begin(), name_problems.end());
   const std::vector<ParamProblem> framework = check_framework_params(p);
   problems.insert(problems.end(), framework.begin(), framework.end());
