@@ -70,6 +70,16 @@ std::vector<std::string> long_flag_names(const CLI::App& verb) {
   return names;
 }
 
+// The verb a mistyped word was meant as: the one it begins ("gen" -> generate), else the nearest
+// by edit distance ("smaple" -> sample); empty when none is near.
+std::string nearest_verb(const std::string& word, const std::vector<std::string>& verbs) {
+  std::vector<std::string> prefixed;
+  for (const std::string& v : verbs)
+    if (v.size() > word.size() && v.compare(0, word.size(), word) == 0) prefixed.push_back(v);
+  if (word.size() >= 2 && prefixed.size() == 1) return prefixed.front();
+  return nearest_key(word, verbs);
+}
+
 // The one-line error for a command line that did not parse, with the nearest verb or flag when
 // the word looks like a typo of one (the same edit distance experiment files use for keys).
 std::string parse_error_line(const CLI::App& app, const std::vector<std::string>& args, const CLI::ParseError& e) {
@@ -78,7 +88,7 @@ std::string parse_error_line(const CLI::App& app, const std::vector<std::string>
     // No verb was recognized: the first word that is not a flag was meant as one.
     for (const std::string& word : args) {
       if (word.empty() || word[0] == '-') continue;
-      const std::string verb = nearest_key(word, verb_names(app));
+      const std::string verb = nearest_verb(word, verb_names(app));
       return "'" + word + "' is not a verb" + (verb.empty() ? "" : "; did you mean '" + verb + "'?") +
              " (see 'genrepro --help')";
     }
@@ -99,6 +109,20 @@ std::string parse_error_line(const CLI::App& app, const std::vector<std::string>
     break;
   }
   return line + " (see 'genrepro " + verb.get_name() + " --help')";
+}
+
+// A word that is no verb, given with --help ("genrepro smaple --help"), is still no verb: CLI11
+// alone would print the top-level help and exit 0, so a script's typo would pass. --help is
+// dropped for it, and the word gets the usual error, exit 2.
+std::vector<std::string> without_help_for_unknown_verb(const CLI::App& app, std::vector<std::string> args) {
+  const std::vector<std::string> verbs = verb_names(app);
+  for (const std::string& word : args) {
+    if (word.empty() || word[0] == '-') continue;
+    if (word == "help" || std::find(verbs.begin(), verbs.end(), word) != verbs.end()) return args;
+    args.erase(std::remove_if(args.begin(), args.end(), [](const std::string& a) { return a == "--help" || a == "-h"; }), args.end());
+    return args;
+  }
+  return args;
 }
 
 // `genrepro help [VERB]` is `genrepro [VERB] --help`: people type it (git, cargo, go), and before
@@ -173,7 +197,7 @@ int run_cli(const std::vector<std::string>& given, Console& io, EngineVerbs& eng
   read_numbers_as_decimal(app);
   name_path_placeholders(app);
   refuse_empty_paths(app);
-  const std::vector<std::string> args = with_help_verb_spelled_out(app, given);
+  const std::vector<std::string> args = with_help_verb_spelled_out(app, without_help_for_unknown_verb(app, given));
   // CLI11 takes a vector in reverse order (it pops arguments from the back).
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -1,6 +1,7 @@
 #include "cli/flag_kinds.hpp"
 
 #include "params/experiment_file.hpp"
+#include "params/param_table.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -53,8 +54,10 @@ uint64_t checked_max_runs(const std::string& flag, int64_t max_runs) {
   return static_cast<uint64_t>(max_runs);
 }
 
-IntegerRange integer_flag_range(const std::string& flag, bool is_unsigned) {
+IntegerRange integer_flag_range(const std::string& spelling, bool is_unsigned) {
   constexpr uint64_t kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  // Another framework's spelling of a parameter's flag (-n) has the parameter's range.
+  const std::string flag = primary_spelling(spelling);
   if (flag == "--threads") return {1, static_cast<uint64_t>(kMaxThreads)};
   if (flag == "--max-runs") return {1, kMaxRunsCeiling};
   if (flag == "--batch") return {1, static_cast<uint64_t>(kMaxBatch)};

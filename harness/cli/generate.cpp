@@ -18,46 +18,42 @@
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "params/framework_params.hpp"
+#include "params/param_table.hpp"
 #include "params/sampling_params.hpp"
+#include "util/joined.hpp"
+#include "util/text_excerpt.hpp"
 
 namespace genrepro::cli {
 
 namespace {
 
+// A flag of the parameter table as given: its value as the row's JSON and the spelling used.
+struct GivenFlag {
+  nlohmann::json value;  // numbers as CLI11 read them; the rest from `text` (given_values)
+  std::string text;      // the flag's text as typed
+  const FlagSpelling* spelling = nullptr;
+};
+
 struct GenerateOptions {
   ModelChoice model;
   std::optional<std::string> prompt;       // "-": standard input
+  std::optional<std::string> positional;   // the prompt as the one positional argument
   std::optional<std::string> prompt_file;  // a file holding the prompt
-  int64_t max_new_tokens = 50;
   bool no_cache = false;
   bool ids = false;
   bool stream = false;
   std::optional<int> threads;  // default: the CPUs this process may use (evidence/environment.hpp)
   NumericsFlags numerics;
   bool greedy = false;
-  // Sampling flags: set only when given, so that "given" decides the mode.
-  std::optional<double> temperature;
-  std::optional<int64_t> top_k;
-  std::optional<double> top_p;
-  std::optional<std::string> seed;
-  std::optional<std::string> sampler_order;
-  std::optional<std::string> top_p_rule;
-  std::optional<std::string> rng;
-  // Issue 23: --framework and one flag per framework control (--repetition-penalty, --min-p, ...),
-  // each value the JSON of its experiment-file key (docs/sampling.md).
-  std::optional<std::string> framework;
-  std::map<std::string, std::string> controls;  // control key -> the flag's text
+  const FlagSpelling* do_sample = nullptr;  // --do-sample (Hugging Face's spelling of "sample")
+  // Every other flag of the parameter table that was given, by key, as the row's JSON.
+  std::map<std::string, GivenFlag> given;
 };
 
-bool any_sampling_control(const GenerateOptions& o) {
-  for (const auto& [key, text] : o.controls)
-    if (find_control_key(key)->sampling_only) return true;
-  return false;
-}
-
-// The flag each RunParams field comes from, for error lines.
+// The flag each RunParams field comes from, for error lines: the row's primary spelling.
 std::string flag_of(const std::string& field) {
-  if (field == "max_new_tokens") return "--max-new-tokens";
+  const ParamRow* row = find_param(field);
+  if (row && row->primary_flag()) return row->primary_flag();
   std::string flag = "--" + field;
   for (auto& c : flag)
     if (c == '_') c = '-';
@@ -65,79 +61,135 @@ std::string flag_of(const std::string& field) {
 }
 
 bool any_sampling_flag(const GenerateOptions& o) {
-  return o.temperature || o.top_k || o.top_p || o.seed || o.sampler_order || o.top_p_rule || o.rng || any_sampling_control(o);
+  if (o.do_sample) return true;
+  for (const auto& [key, flag] : o.given)
+    if (param(key).sampling_only) return true;
+  return false;
+}
+
+// The framework's name as a user writes it after --framework, and what its rules are, for notes.
+std::string rules_of(Framework f) {
+  switch (f) {
+    case Framework::article: return "the article's loop (temperature -> top_k -> top_p, torch's draw)";
+    case Framework::hf: return "Hugging Face generate()'s processors and warpers";
+    case Framework::llama_cpp: return "llama.cpp's sampler chain (temperature last, its dist draw)";
+  }
+  return "";
+}
+
+// Flags spelled as another framework spells them while this run's rules are another's: said in
+// one line, with the switch, since the same words mean other rules there ("-s 42 --temp 0.7"
+// from llama.cpp runs the article's order and draw unless --framework llama.cpp is given).
+void note_foreign_spellings(const GenerateOptions& o, Framework f, std::ostream& err) {
+  std::vector<const FlagSpelling*> used = {o.do_sample};
+  for (const ParamRow& row : param_table())
+    if (const auto it = o.given.find(row.key); it != o.given.end()) used.push_back(it->second.spelling);
+  for (FlagOrigin origin : {FlagOrigin::llama_cpp, FlagOrigin::hf}) {
+    const Framework theirs = origin == FlagOrigin::hf ? Framework::hf : Framework::llama_cpp;
+    if (theirs == f) continue;
+    std::vector<std::string> spellings;
+    for (const FlagSpelling* s : used)
+      if (s && s->origin == origin) spellings.push_back(s->text);
+    if (spellings.empty()) continue;
+    err << "genrepro: note: " << joined(spellings, ", ") << (spellings.size() == 1 ? " is " : " are ") << to_string(theirs)
+        << (spellings.size() == 1 ? "'s spelling" : "'s spellings") << "; this run uses " << rules_of(f) << "; add --framework "
+        << to_string(theirs) << " for " << to_string(theirs) << "'s rules and defaults\n";
+  }
+}
+
+// A control another framework owns, refused with the fix: "; add --framework llama.cpp".
+std::string framework_fix(const ParamProblem& problem, Framework f) {
+  const ParamRow* row = find_control_key(problem.field);
+  if (!row || framework_has(f, *row)) return "";
+  if (row->has(Framework::hf) && row->has(Framework::llama_cpp)) return "; add --framework hf or --framework llama.cpp";
+  return std::string("; add --framework ") + (row->has(Framework::hf) ? "hf" : "llama.cpp");
+}
+
+// The flags given as text (a seed, a name, a stage list, a control's JSON) as their row's JSON.
+// A framework's sampler order is read as names; the article's has its own reading and words
+// (parse_sampler_order), kept for it.
+void read_texts(GenerateOptions& o, Framework framework) {
+  for (auto& [key, flag] : o.given) {
+    const ParamRow& row = param(key);
+    if (!flag.value.is_null()) continue;
+    if (row.kind == ParamKind::seed) {
+      const auto seed = parse_seed(flag.text);
+      if (!seed) throw UsageError("--seed = " + flag.text + " is not allowed; allowed: " + seed_allowed());
+      flag.value = *seed;
+    } else if (row.kind == ParamKind::stages) {
+      flag.value = nlohmann::json::array();
+      if (framework == Framework::article) {
+        try {
+          for (SamplerStage stage : parse_sampler_order(flag.text)) flag.value.push_back(to_string(stage));
+        } catch (const SpecError& e) {
+          throw UsageError(std::string("--sampler-order: ") + e.what());
+        }
+      } else {
+        std::string item;
+        std::istringstream in(flag.text);
+        while (std::getline(in, item, ',')) flag.value.push_back(item);
+      }
+    } else if (row.is_control()) {
+      flag.value = nlohmann::json::parse(flag.text, nullptr, /*allow_exceptions=*/false);
+      if (flag.value.is_discarded())
+        throw UsageError(flag_of(key) + " = " + flag.text + " is not allowed; allowed: " + row.allowed() + " (the value is read as JSON)");
+    } else {
+      flag.value = flag.text;
+    }
+  }
 }
 
 // Flags -> RunParams, every value checked (check_run_params) before a model is even located.
-RunParams run_params_from(const GenerateOptions& o) {
-  for (const auto& [key, text] : o.controls)
-    if (o.greedy && find_control_key(key)->sampling_only)
+// Each value goes through its row's reader, the one experiment files and evidence use.
+RunParams run_params_from(GenerateOptions o) {
+  for (const auto& [key, flag] : o.given)
+    if (o.greedy && find_control_key(key) && param(key).sampling_only)
       throw UsageError("--greedy cannot be combined with " + flag_of(key) + " (it only acts when sampling); drop --greedy to sample, or " +
                        flag_of(key) + " for greedy");
   if (o.greedy && any_sampling_flag(o))
     throw UsageError("--greedy cannot be combined with --temperature, --top-k, --top-p, --seed, --sampler-order, "
-                     "--top-p-rule or --rng; drop --greedy to sample, or the sampling flags for greedy");
+                     "--top-p-rule, --rng or --do-sample; drop --greedy to sample, or the sampling flags for greedy");
   RunParams p;
-  p.max_new_tokens = o.max_new_tokens;
-  p.use_cache = !o.no_cache;
   SamplingParams& s = p.sampling;
-  // Mode: any sampling flag means sample; --temperature 0 means greedy (as many APIs do).
-  s.mode = any_sampling_flag(o) && !(o.temperature && *o.temperature == 0) ? DecodeMode::sample : DecodeMode::greedy;
   // --framework: that framework's defaults first; every flag given overrides them.
-  if (o.framework) {
-    const auto f = check_framework(*o.framework);
+  Framework framework = Framework::article;
+  if (const auto it = o.given.find("framework"); it != o.given.end()) {
+    const auto f = check_framework(it->second.text);
     if (!f.value) throw UsageError(describe_problem(*f.problem, "--framework"));
-    resolve_framework(s, *f.value);
+    framework = *f.value;
   }
-  for (const auto& [key, text] : o.controls) {
-    const nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded())
-      throw UsageError(flag_of(key) + " = " + text + " is not allowed; allowed: " + control_allowed(key) + " (the value is read as JSON)");
-    if (const auto problem = read_control(s.controls, key, value))
-      throw UsageError(flag_of(key) + problem->at + " = " + (problem->at.empty() ? text : problem->value.dump()) +
-                       " is not allowed; allowed: " + problem->allowed + " (the value is read as JSON)");
-  }
-  if (o.temperature) s.temperature = *o.temperature;
-  if (o.top_k) s.top_k = *o.top_k;
-  if (o.top_p) s.top_p = *o.top_p;
-  if (o.seed) {
-    const auto seed = parse_seed(*o.seed);
-    if (!seed) throw UsageError("--seed = " + *o.seed + " is not allowed; allowed: " + seed_allowed());
-    s.seed = *seed;
-  }
-  if (o.sampler_order && s.framework != Framework::article) {
-    std::vector<std::string> names;
-    std::string item;
-    std::istringstream in(*o.sampler_order);
-    while (std::getline(in, item, ',')) names.push_back(item);
-    const auto order = check_framework_order(s.framework, names);
-    if (!order.value) throw UsageError(describe_problem(*order.problem, "--sampler-order"));
-    s.sampler_order = *order.value;
-  } else if (o.sampler_order) {
-    try {
-      s.sampler_order = parse_sampler_order(*o.sampler_order);
-    } catch (const SpecError& e) {
-      throw UsageError(std::string("--sampler-order: ") + e.what());
-    }
-  }
-  // An unknown name is reported in check_run_params' order, after the numbers and the order.
+  read_texts(o, framework);
+  // Mode: any sampling flag means sample, --temperature 0 greedy (as many APIs do). With none,
+  // the framework's own default: llama.cpp samples (at T 0.8), generate() of GPT-2 and the
+  // article's first loop are greedy.
+  const auto temperature = o.given.find("temperature");
+  const bool temperature_zero = temperature != o.given.end() && temperature->second.value.is_number() &&
+                                temperature->second.value.get<double>() == 0.0;
+  const bool sample = !o.greedy && !temperature_zero && (any_sampling_flag(o) || framework == Framework::llama_cpp);
+  s.mode = sample ? DecodeMode::sample : DecodeMode::greedy;
+  resolve_framework(s, framework);
+  p.use_cache = !o.no_cache;
+  // The values, in the table's order; an unknown name is reported in check_run_params' order.
   std::vector<ParamProblem> name_problems;
-  if (o.top_p_rule && s.framework == Framework::llama_cpp && *o.top_p_rule == "llama.cpp") {
-    s.top_p_rule = TopPRule::llama_cpp;
-  } else if (o.top_p_rule) {
-    const auto rule = check_top_p_rule(*o.top_p_rule);
-    if (rule.value) s.top_p_rule = *rule.value;
-    else name_problems.push_back(*rule.problem);
-  }
-  if (o.rng && s.framework == Framework::llama_cpp && *o.rng == "llama.cpp") {
-    s.rng = Rng::llama_cpp;
-  } else if (o.rng) {
-    const auto rng = check_rng(*o.rng);
-    if (rng.value) s.rng = *rng.value;
-    else name_problems.push_back(*rng.problem);
+  for (const ParamRow& row : param_table()) {
+    const auto it = o.given.find(row.key);
+    if (it == o.given.end() || std::string(row.key) == "framework") continue;
+    const std::optional<ValueProblem> problem = row.read(p, it->second.value);
+    if (!problem) continue;
+    const std::string allowed = problem->allowed.empty() ? row.allowed() : problem->allowed;
+    if (row.kind == ParamKind::name) {
+      name_problems.push_back({row.key, problem->shown ? *problem->shown : it->second.value.dump(), allowed});
+      continue;
+    }
+    const std::string flag = flag_of(row.key);
+    if (row.is_control())
+      throw UsageError(flag + problem->at + " = " + (problem->at.empty() ? it->second.text : problem->value.dump()) +
+                       " is not allowed; allowed: " + allowed + " (the value is read as JSON)");
+    throw UsageError(describe_problem({row.key, problem->shown ? *problem->shown : it->second.value.dump(), allowed}, flag));
   }
   const auto problems = check_run_params(p, std::move(name_problems));
-  if (!problems.empty()) throw UsageError(describe_problem(problems.front(), flag_of(problems.front().field)));
+  if (!problems.empty())
+    throw UsageError(describe_problem(problems.front(), flag_of(problems.front().field)) + framework_fix(problems.front(), framework));
   return p;
 }
 
@@ -165,18 +217,55 @@ void encode_flag_texts(RunParams& p, const ModelChoice& model, std::ostream& err
 // ends there instead of filling memory.
 inline constexpr uint64_t kMaxPromptBytes = kMaxExperimentBytes;
 
-// --prompt TEXT, --prompt - (standard input) or --prompt-file PATH: exactly one. The text is used
-// as read, trailing newline included: the prompt is exactly the bytes given.
+// --prompt TEXT (or the one positional argument), - for standard input, or --prompt-file PATH:
+// exactly one. The text is used as read, trailing newline included: the prompt is exactly the
+// bytes given.
 std::string prompt_from(const GenerateOptions& o, Console& io) {
-  if (o.prompt.has_value() == o.prompt_file.has_value())
-    throw UsageError(std::string(o.prompt ? "--prompt and --prompt-file both give the prompt; give one"
-                                          : "give the text to continue: --prompt TEXT, --prompt - (standard input) or --prompt-file PATH"));
-  if (o.prompt && *o.prompt != kStdinPath) return *o.prompt;
-  const std::string flag = o.prompt ? "--prompt -" : "--prompt-file " + *o.prompt_file;
-  const BoundedRead read = o.prompt ? read_bounded(io.in, kMaxPromptBytes) : read_bounded(*o.prompt_file, kMaxPromptBytes);
+  const int given = int(o.prompt.has_value()) + int(o.positional.has_value()) + int(o.prompt_file.has_value());
+  if (given == 0)
+    throw UsageError("give the text to continue: genrepro generate \"TEXT\", --prompt TEXT (-p), --prompt - (standard input) "
+                     "or --prompt-file PATH (-f)");
+  if (given > 1)
+    throw UsageError(std::string(o.prompt_file ? "--prompt-file" : "--prompt") + " and " +
+                     (o.positional ? "the positional prompt " + quoted_excerpt(*o.positional, 40) : std::string("--prompt")) +
+                     " both give the prompt; give one");
+  const std::optional<std::string>& inline_text = o.prompt ? o.prompt : o.positional;
+  if (inline_text && *inline_text != kStdinPath) return *inline_text;
+  const std::string flag = inline_text ? (o.prompt ? "--prompt -" : "-") : "--prompt-file " + *o.prompt_file;
+  const BoundedRead read = inline_text ? read_bounded(io.in, kMaxPromptBytes) : read_bounded(*o.prompt_file, kMaxPromptBytes);
   if (!read.ok()) throw UsageError(flag + ": " + read.problem + "; give a text file of at most 1 MiB holding the prompt");
   if (read.text.empty()) throw UsageError(flag + ": empty; the prompt must hold at least one character");
   return read.text;
+}
+
+// "(also --temp: llama.cpp's spelling)" for a row's help.
+std::string other_spellings(const ParamRow& row) {
+  std::vector<std::string> others;
+  for (size_t i = 1; i < row.flags.size(); ++i) {
+    const FlagSpelling& f = row.flags[i];
+    others.push_back(std::string(f.text) + (f.origin == FlagOrigin::hf ? " (Hugging Face's)" : f.origin == FlagOrigin::llama_cpp ? " (llama.cpp's)" : ""));
+  }
+  return others.empty() ? "" : " [also " + joined(others, ", ") + "]";
+}
+
+// One spelling of a row's flag: numbers typed (CLI11 reads them, flag_kinds.hpp checks them),
+// everything else kept as text for read_texts. Spellings after the first are hidden from the
+// help, which names them on the first.
+void add_param_flag(CLI::App& cmd, const std::shared_ptr<GenerateOptions>& o, const ParamRow& row, const FlagSpelling& spelling,
+                    const std::string& help) {
+  const std::string key = row.key;
+  const FlagSpelling* sp = &spelling;
+  CLI::Option* opt = nullptr;
+  if (!row.is_control() && row.kind == ParamKind::real) {
+    opt = cmd.add_option_function<double>(spelling.text, [o, key, sp](double v) { o->given[key] = {v, "", sp}; }, help);
+  } else if (!row.is_control() && row.kind == ParamKind::integer) {
+    opt = cmd.add_option_function<int64_t>(spelling.text, [o, key, sp](int64_t v) { o->given[key] = {v, "", sp}; }, help);
+  } else {
+    opt = cmd.add_option_function<std::string>(spelling.text,
+                                               [o, key, sp](const std::string& t) { o->given[key] = {nullptr, t, sp}; }, help);
+    if (row.kind == ParamKind::seed) opt->type_name("UINT64");
+  }
+  if (sp != &row.flags.front()) opt->group("");
 }
 
 }  // namespace
@@ -185,20 +274,25 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "generate",
-      "Generate a continuation of --prompt with GPT-2 (the article's loop: forward -> sampler chain\n"
+      "Generate a continuation of a prompt with GPT-2 (the article's loop: forward -> sampler chain\n"
       "-> pick -> stop at EOS or the cap). Prints prompt + continuation, or the new ids with --ids.\n"
-      "Mode: greedy (argmax) unless a sampling flag (--temperature, --top-k, --top-p, --seed,\n"
-      "--sampler-order, --top-p-rule, --rng) is given; --temperature 0 is greedy. A sampled run\n"
-      "without --seed uses seed 0, so every run is reproducible.\n"
+      "  genrepro generate \"the river bank was\" -n 50\n"
+      "  genrepro generate -f prompt.txt --framework llama.cpp --temp 0.7 --top-k 40 -s 42\n"
+      "Rules: --framework article (the default) | hf | llama.cpp picks whose sampler chain, order,\n"
+      "RNG and defaults run; the flags given override its defaults. Mode: greedy (argmax) unless a\n"
+      "sampling flag (--temperature, --top-k, --top-p, --seed, --sampler-order, --top-p-rule, --rng,\n"
+      "--do-sample, a sampling control) is given, or the framework is llama.cpp (which samples at\n"
+      "T 0.8); --temperature 0 and --greedy are greedy. A sampled run without --seed uses seed 0, so\n"
+      "every run is reproducible.\n"
       "KV cache: generate uses it unless --no-cache, while experiment files default to use_cache:\n"
       "false (recompute, the article's); both give the same tokens (run --check-equivalence).\n"
-      "llama.cpp's spellings work too: -p, -n, -s, --temp.");
+      "llama.cpp's and Hugging Face's spellings work too (-p, -f, -n, -s, --temp, --do-sample, ...);\n"
+      "given while another framework's rules apply, they are named on stderr with the switch.");
   add_model_flags(*cmd, o->model);
   cmd->add_option("--prompt,-p", o->prompt, "Text to continue; - reads it from standard input (at most 1 MiB)");
-  cmd->add_option("--prompt-file", o->prompt_file, "Read the text to continue from this file (at most 1 MiB, used as is)")
+  cmd->add_option("PROMPT", o->positional, "The text to continue, as --prompt takes it");
+  cmd->add_option("--prompt-file,-f", o->prompt_file, "Read the text to continue from this file (at most 1 MiB, used as is)")
       ->type_name("PATH");
-  cmd->add_option("--max-new-tokens,-n", o->max_new_tokens, "Cap on new tokens (0: only the first prediction)")
-      ->capture_default_str();
   cmd->add_flag("--no-cache", o->no_cache,
                 "Recompute the whole sequence every step (the article's use_cache=False) [default: the KV cache;\n"
                 "experiment files default to use_cache false]");
@@ -210,32 +304,25 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
                   "bits (libtorch stays on one intra-op thread); the output does not depend on it\n"
                   "[default: the CPUs this process may use (affinity, cgroup quota), at most 8]");
   add_numerics_flags(*cmd, o->numerics);
-  cmd->add_flag("--greedy", o->greedy, "Argmax every step (the default when no sampling flag is given)");
-  cmd->add_option("--temperature,--temp", o->temperature, "Divide logits by T >= 0 (0: greedy) [default 1 when sampling]");
-  cmd->add_option("--top-k", o->top_k, "Keep the k largest logits (0: off) [default 0]");
-  cmd->add_option("--top-p", o->top_p, "Nucleus: keep the smallest set reaching p, p in (0, 1] (1: off) [default 1]");
-  cmd->add_option("--seed,-s", o->seed, "Seed of the run's CPU generator: an integer in [0, 2^64) [default 0]")
-      ->type_name("UINT64");
-  cmd->add_option("--sampler-order", o->sampler_order,
-                  "Stages in order, comma-separated, from temperature,top_k,top_p [default temperature,top_k,top_p;\n"
-                  "llama.cpp's default puts temperature last: top_k,top_p,temperature]");
-  cmd->add_option("--top-p-rule", o->top_p_rule,
-                  "article (the article's top_p_filter) | hf (Hugging Face's TopPLogitsWarper) [default article]");
-  cmd->add_option("--rng", o->rng,
-                  "torch (torch::multinomial, the article's draw) | portable (the same race over std::mt19937) "
-                  "[default torch]");
-  cmd->add_option("--framework", o->framework,
-                  "article | hf | llama.cpp: that framework's stages, rules, order, RNG and defaults\n"
-                  "(docs/sampling.md); the flags given override its defaults [default article]");
-  for (const ControlKey& k : control_keys()) {
-    const std::string key = k.key;
-    cmd->add_option_function<std::string>(
-        flag_of(key), [o, key](const std::string& text) { o->controls[key] = text; },
-        std::string(owners_of(k)) + " " + key + " (JSON): " + control_allowed(key));
+  // The parameter table's flags, every spelling of each (params/param_table.hpp).
+  for (const ParamRow& row : param_table()) {
+    if (row.flags.empty()) continue;
+    if (std::string(row.key) == "mode") {
+      cmd->add_flag("--greedy", o->greedy, "Argmax every step (the default with no sampling flag, but for llama.cpp)");
+      for (const FlagSpelling& f : row.flags)
+        if (f.origin == FlagOrigin::hf)
+          cmd->add_flag_callback(f.text, [o, sp = &f] { o->do_sample = sp; },
+                                 "Sample (Hugging Face's do_sample=True): with --framework hf, generate()'s defaults T 1, top_k 50");
+      continue;
+    }
+    const std::string help = row.is_control() ? owners_of(row) + " " + row.key + " (JSON): " + row.allowed()
+                                              : std::string(row.help) + other_spellings(row);
+    for (const FlagSpelling& f : row.flags) add_param_flag(*cmd, o, row, f, help);
   }
   on_verb(*cmd, ctx, [o, &ctx] {
     GenerateRequest request;
     request.params = run_params_from(*o);
+    note_foreign_spellings(*o, request.params.sampling.framework, ctx.io.err);
     request.model = o->model;
     encode_flag_texts(request.params, o->model, ctx.io.err);
     request.prompt = prompt_from(*o, ctx.io);
