@@ -6,8 +6,11 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "compare/compared_params.hpp"
+#include "params/param_table.hpp"
 #include "report/report_section_kit.hpp"
 #include "report/report_text.hpp"
 #include "report/token_repeats.hpp"
@@ -143,56 +146,55 @@ void summarize_cell(GridCell& c, int resamples) {
   }
 }
 
-// A cell's parameters as named parts, in a fixed order: what its label may show.
-std::vector<std::pair<std::string, std::string>> parameter_parts(const RunRecord& r) {
-  const SamplingParams& p = r.params.sampling;
-  // Stage initials keep an order short enough for a chart's row label: "T→k→p".
-  std::string order;
-  for (SamplerStage st : p.sampler_order)
-    order += (order.empty() ? "" : "→") + std::string(st == SamplerStage::temperature ? "T" : st == SamplerStage::top_k ? "k" : "p");
-  return {{"T", format_param(p.temperature)},
-          {"k", p.top_k > 0 ? std::to_string(p.top_k) : "off"},
-          {"p", p.top_p < 1 ? format_param(p.top_p) : "off"},
-          {"order", order},
-          {"rule", to_string(p.top_p_rule)},
-          {"rng", to_string(p.rng)},
-          {"max", std::to_string(r.params.max_new_tokens)},
-          {"eos-stop", r.params.stop_at_eos ? "on" : "off"},
-          {"cache", r.params.use_cache ? "on" : "off"}};
+// A cell's parameters as label parts, keyed by row: its framework (named even when it is the
+// article's, so a grid across frameworks names each), what its label says of its sampling
+// (params/param_table.hpp: label_parts, without the seed the cell pools), then the cap, the stop
+// and the cache.
+std::vector<LabelPart> parameter_parts(const RunRecord& r) {
+  std::vector<LabelPart> parts = {{"framework", to_string(r.params.sampling.framework)}};
+  for (LabelPart& part : label_parts(r.params))
+    if (part.key != "framework" && part.key != "seed") parts.push_back(std::move(part));
+  for (const char* key : {"max_new_tokens", "stop_at_eos", "use_cache"}) {
+    const ParamRow& row = param(key);
+    parts.push_back({key, std::string(row.label) + "=" + label_value(row, r.params)});
+  }
+  return parts;
 }
 
-// Each cell's label: the parts that differ between the grid's sampled cells ("T=0.7 order=k→T"),
-// so labels are short and never equal; a greedy cell is "greedy"; a grid of one sampled setting
-// names it as the other sections do ("T=1 p=0.9").
+// Each cell's label: the parts that differ between the grid's sampled cells ("llama.cpp T=0.7
+// top_k=40 top_p=0.95 min_p=0.05"), so labels are short and never equal; a greedy cell says
+// what run_label says; a grid of one sampled setting names it as the other sections do.
 std::vector<std::string> cell_labels(const std::vector<sections::Runs>& groups) {
-  std::vector<std::vector<std::pair<std::string, std::string>>> parts;
+  std::vector<std::vector<LabelPart>> parts;
   for (const sections::Runs& g : groups) parts.push_back(parameter_parts(*g[0]));
-  std::vector<bool> varies(parts.empty() ? 0 : parts[0].size(), false);
-  const RunRecord* first_sampled = nullptr;
+  // A key varies when some sampled cell lacks it or shows it otherwise than another.
+  const auto text_of = [](const std::vector<LabelPart>& p, const std::string& key) -> std::optional<std::string> {
+    for (const LabelPart& part : p)
+      if (part.key == key) return part.text;
+    return std::nullopt;
+  };
+  std::vector<std::string> keys;  // every key of a sampled cell, in table order
+  std::vector<size_t> sampled;
   for (size_t i = 0; i < groups.size(); ++i) {
     if (!sections::is_sampled(*groups[i][0])) continue;
-    if (!first_sampled) {
-      first_sampled = groups[i][0];
-      continue;
-    }
-    const auto base = parameter_parts(*first_sampled);
-    for (size_t k = 0; k < varies.size(); ++k) varies[k] = varies[k] || parts[i][k].second != base[k].second;
+    sampled.push_back(i);
+    for (const LabelPart& part : parts[i])
+      if (std::find(keys.begin(), keys.end(), part.key) == keys.end()) keys.push_back(part.key);
   }
-  const bool any = std::find(varies.begin(), varies.end(), true) != varies.end();
+  std::set<std::string> varies;
+  for (const std::string& key : keys)
+    for (size_t i : sampled)
+      if (text_of(parts[i], key) != text_of(parts[sampled.front()], key)) varies.insert(key);
   std::vector<std::string> labels;
   for (size_t i = 0; i < groups.size(); ++i) {
     const RunRecord& r = *groups[i][0];
-    if (!sections::is_sampled(r)) {
-      labels.push_back(sections::run_label(r, sections::kIgnoreSeed));
-      continue;
-    }
-    if (!any) {
+    if (!sections::is_sampled(r) || varies.empty()) {
       labels.push_back(sections::run_label(r, sections::kIgnoreSeed));
       continue;
     }
     std::vector<std::string> shown;
-    for (size_t k = 0; k < varies.size(); ++k)
-      if (varies[k]) shown.push_back(parts[i][k].first + "=" + parts[i][k].second);
+    for (const LabelPart& part : parts[i])
+      if (varies.count(part.key)) shown.push_back(part.text);
     labels.push_back(sections::join(shown, " "));
   }
   return labels;
@@ -371,10 +373,21 @@ OrderedJson grid_summaries_json(const std::vector<GridSummary>& grids) {
   return out;
 }
 
+// The parameters a cell's CSV row lists: every compared parameter (compare/compared_params.hpp:
+// the framework, the article's keys, every control) but the seed and copy index the cell pools
+// and the texts' provenance.
+std::vector<std::string> csv_param_keys() {
+  std::vector<std::string> keys;
+  for (const std::string& k : compared_param_keys())
+    if (k != "seed" && k != "replica" && k != "control_texts") keys.push_back(k);
+  return keys;
+}
+
 std::string grid_cells_csv(const std::vector<GridSummary>& grids) {
-  std::vector<std::string> header = {"grid", "experiment", "document", "cell", "prompt", "parameters", "mode", "temperature",
-                                     "top_k", "top_p", "max_new_tokens", "sampler_order", "top_p_rule", "rng", "runs",
-                                     "bootstrap_seed", "resamples", "stream_seed"};
+  const std::vector<std::string> param_keys = csv_param_keys();
+  std::vector<std::string> header = {"grid", "experiment", "document", "cell", "prompt", "parameters"};
+  header.insert(header.end(), param_keys.begin(), param_keys.end());
+  header.insert(header.end(), {"runs", "bootstrap_seed", "resamples", "stream_seed"});
   for (const char* f : kCellFigures)
     for (const char* part : {"", "_lo", "_hi", "_n"}) header.push_back(std::string(f) + part);
   header.insert(header.end(), {"stop_step_min", "stop_step_q1", "stop_step_q3", "stop_step_max", "distinct_continuations"});
@@ -382,12 +395,10 @@ std::string grid_cells_csv(const std::vector<GridSummary>& grids) {
   for (size_t gi = 0; gi < grids.size(); ++gi) {
     const GridSummary& g = grids[gi];
     for (const GridCell& c : g.cells) {
-      const SamplingParams& s = c.runs[0]->params.sampling;
-      std::vector<std::string> row = {std::to_string(gi), g.experiment, g.document, std::to_string(c.index), c.prompt, c.parameters,
-                                      to_string(s.mode), number_text(s.temperature), std::to_string(s.top_k), number_text(s.top_p),
-                                      std::to_string(c.runs[0]->params.max_new_tokens), sections::join(stage_names(s.sampler_order), " "),
-                                      to_string(s.top_p_rule), to_string(s.rng), std::to_string(c.runs.size()),
-                                      std::to_string(g.bootstrap_seed), std::to_string(g.resamples), std::to_string(c.stream_seed)};
+      std::vector<std::string> row = {std::to_string(gi), g.experiment, g.document, std::to_string(c.index), c.prompt, c.parameters};
+      for (const std::string& key : param_keys) row.push_back(csv_value(param(key), c.runs[0]->params));
+      row.insert(row.end(), {std::to_string(c.runs.size()), std::to_string(g.bootstrap_seed), std::to_string(g.resamples),
+                             std::to_string(c.stream_seed)});
       for (const Estimate& e : c.figures)
         row.insert(row.end(), {number_text(e.value), number_text(e.lo), number_text(e.hi), std::to_string(e.n)});
       row.insert(row.end(), {number_text(c.stop_min), number_text(c.stop_q1), number_text(c.stop_q3), number_text(c.stop_max),

@@ -15,36 +15,23 @@ namespace {
 // shared axis, so no line hides another and each colour means one run within its panel.
 constexpr size_t kPanelSeries = 4;
 
-// Every parameter that can change what a run produces, as one string (doubles exactly, so two
-// runs share a key only if they were asked for the same thing).
+// Every parameter that can change what a run produces, as one string (each value exactly, so
+// two runs share a key only if they were asked for the same thing): the prompt and every
+// compared parameter but the listing, the copy index and the texts' provenance, less what
+// `ignore` leaves out.
 std::string params_key(const RunRecord& r, unsigned ignore) {
-  const auto& s = r.params.sampling;
-  char buf[64];
-  std::string key = "prompt=" + r.prompt + "\x1f" + "mode=" + to_string(s.mode);
-  if (!(ignore & kIgnoreTemperature)) std::snprintf(buf, sizeof buf, "\x1fT=%.17g", s.temperature), key += buf;
-  if (!(ignore & kIgnoreSeed)) key += "\x1fseed=" + std::to_string(s.seed);
-  if (!(ignore & kIgnoreOrder)) key += "\x1forder=" + order_text(r, ",");
-  if (!(ignore & kIgnoreLength)) key += "\x1fmax=" + std::to_string(r.params.max_new_tokens) + (r.params.stop_at_eos ? "+eos" : "");
-  std::snprintf(buf, sizeof buf, "\x1fk=%lld\x1fp=%.17g", static_cast<long long>(s.top_k), s.top_p);
-  key += buf + std::string("\x1frule=") + to_string(s.top_p_rule) + "\x1frng=" + to_string(s.rng) +
-         (r.params.use_cache ? "\x1f" "cache" : "");
-  // The framework and its controls: an article run and a llama.cpp run are never one group.
+  std::string key = "prompt=" + r.prompt;
   const OrderedJson all = compared_params(r.params);
-  for (const std::string& k : compared_param_keys())
-    if (is_framework_key(k)) key += "\x1f" + k + "=" + all[k].dump();
+  for (auto it = all.begin(); it != all.end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "top_candidates" || k == "replica" || k == "control_texts") continue;
+    if ((ignore & kIgnoreTemperature) && k == "temperature") continue;
+    if ((ignore & kIgnoreSeed) && k == "seed") continue;
+    if ((ignore & kIgnoreOrder) && k == "sampler_order") continue;
+    if ((ignore & kIgnoreLength) && (k == "max_new_tokens" || k == "stop_at_eos")) continue;
+    key += "\x1f" + k + "=" + it.value().dump();
+  }
   return key;
-}
-
-// "hf repetition_penalty=1.3": a framework run's framework and the controls it turns on (those
-// away from their off values); empty for the article's runs.
-std::vector<std::string> framework_label_parts(const RunRecord& r) {
-  if (r.params.sampling.framework == Framework::article) return {};
-  const OrderedJson all = compared_params(r.params);
-  const OrderedJson off = compared_params(RunParams{});
-  std::vector<std::string> parts = {to_string(r.params.sampling.framework)};
-  for (const std::string& k : compared_param_keys())
-    if (k != "framework" && is_framework_key(k) && all[k] != off[k]) parts.push_back(k + "=" + all[k].dump());
-  return parts;
 }
 
 }  // namespace
@@ -90,19 +77,12 @@ Runs select(const Runs& runs, bool (*pred)(const RunRecord&)) {
 
 
 std::string run_label(const RunRecord& r, unsigned omit) {
-  const auto& s = r.params.sampling;
-  std::vector<std::string> parts = framework_label_parts(r);
-  if (is_greedy(r)) {
-    parts.push_back("greedy");
-  } else {
-    if (!(omit & kIgnoreTemperature)) parts.push_back("T=" + format_param(s.temperature));
-    if (has_top_k(r)) parts.push_back("k=" + std::to_string(s.top_k));
-    if (has_top_p(r)) parts.push_back("p=" + format_param(s.top_p));
-    if (!(omit & kIgnoreSeed)) parts.push_back("seed=" + std::to_string(s.seed));
-    if (!(omit & kIgnoreOrder) && !default_order(r)) parts.push_back("order=" + order_text(r, "→"));
-    if (s.top_p_rule != SamplingParams{}.top_p_rule && has_top_p(r))
-      parts.push_back(std::string("rule=") + to_string(s.top_p_rule));
-    if (s.rng != SamplingParams{}.rng) parts.push_back(std::string("rng=") + to_string(s.rng));
+  std::vector<std::string> parts;
+  for (const LabelPart& part : label_parts(r.params)) {
+    if ((omit & kIgnoreTemperature) && part.key == "temperature") continue;
+    if ((omit & kIgnoreSeed) && part.key == "seed") continue;
+    if ((omit & kIgnoreOrder) && part.key == "sampler_order") continue;
+    parts.push_back(part.text);
   }
   if (is_first_prediction_only(r)) parts.push_back("(first prediction only)");
   return join(parts, " ");

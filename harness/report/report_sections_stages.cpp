@@ -20,20 +20,6 @@ constexpr size_t kStageRunsShownOpen = 4;
 
 bool uses_framework_chain(const RunRecord& r) { return r.params.sampling.framework != Framework::article; }
 
-// The controls a run turned on (a value other than the off value every framework starts from,
-// FrameworkControls' defaults): "repetition_penalty=1.3 min_p=0.05".
-std::string stage_controls_on(const RunRecord& r) {
-  const FrameworkControls off;
-  std::vector<std::string> on;
-  for (const ControlKey& k : control_keys()) {
-    if (!framework_has(r.params.sampling.framework, k)) continue;
-    const OrderedJson value = control_to_json(r.params.sampling.controls, k.key);
-    if (value == control_to_json(off, k.key)) continue;
-    on.push_back(std::string(k.key) + "=" + (value.is_number() ? format_param(value.get<double>()) : value.dump()));
-  }
-  return join(on, " ");
-}
-
 // "repetition_penalty 50,257 → top_k 50 → top_p 12" at one step.
 std::string stage_chain_at(const StepRecord& s) {
   if (s.stages.empty()) return "(no stage: every control off)";
@@ -52,28 +38,9 @@ std::string stage_median_kept(const RunRecord& r) {
   return format_param((static_cast<double>(kept[m - 1]) + static_cast<double>(kept[m])) / 2.0);
 }
 
-// The article's values as run_label shows them, without what the framework fixes itself (its
-// rule and rng) and its order unless the run reordered it (llama.cpp's --samplers).
-std::string stage_values(const RunRecord& r) {
-  const SamplingParams& s = r.params.sampling;
-  std::vector<std::string> parts;
-  if (is_greedy(r)) {
-    parts.push_back("greedy");
-  } else {
-    parts.push_back("T=" + format_param(s.temperature));
-    if (has_top_k(r)) parts.push_back("k=" + std::to_string(s.top_k));
-    if (has_top_p(r)) parts.push_back("p=" + format_param(s.top_p));
-    parts.push_back("seed=" + std::to_string(s.seed));
-  }
-  if (s.sampler_order != framework_order(s.framework)) parts.push_back("order=" + order_text(r, "→"));
-  if (is_first_prediction_only(r)) parts.push_back("(first prediction only)");
-  return join(parts, " ");
-}
-
 // The run's settings: its values, the controls on, and (A/B) which evidence file it is from.
 std::string stage_settings(const Inputs& in, const RunRecord& r) {
-  const std::string on = stage_controls_on(r);
-  std::string text = stage_values(r) + (on.empty() ? "" : " " + on);
+  std::string text = run_label(r, 0);
   if (in.documents.size() > 1) text += " [" + in.document(r).shown() + "]";
   return text;
 }

@@ -26,9 +26,11 @@ constexpr size_t kCategoryMaxChars = 16;  // "everything else" fits
 constexpr int kCoordDecimals = 1;
 constexpr int kLinearTicks = 5;
 
-// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies); after eight
-// series the dash pattern changes.
-const char* const kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C6D31"};
+// Okabe–Ito colours (distinguishable with the common colour-vision deficiencies), then four of
+// Paul Tol's muted scheme, so a grid of up to twelve cells gives each cell its own colour; after
+// twelve series the dash pattern changes.
+const char* const kPalette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
+                                "#000000", "#8C6D31", "#882255", "#44AA99", "#999933", "#AA4499"};
 constexpr size_t kPaletteSize = sizeof kPalette / sizeof kPalette[0];
 const char* const kDashes[] = {"", "6 3", "2 3"};
 constexpr size_t kDashCount = sizeof kDashes / sizeof kDashes[0];
@@ -213,6 +215,18 @@ size_t legend_max_chars(double width, int columns) {
   return static_cast<size_t>(((width - kMarginLeft - kMarginRight) / columns - 30) / 7);
 }
 
+// The width a chart needs so that its longest legend label fits one column whole (a label is
+// never cut: a grid's cell labels name a framework and its controls).
+double width_for_legend(const std::vector<std::string>& labels, double width) {
+  size_t longest = 0;
+  for (const std::string& l : labels) {
+    size_t chars = 0;
+    for (unsigned char c : visible_text(l, false)) chars += (c & 0xC0) != 0x80;
+    longest = std::max(longest, chars);
+  }
+  return std::max(width, kMarginLeft + kMarginRight + 30 + 7.0 * static_cast<double>(longest) + 7);
+}
+
 // Two columns when every label fits half the width; otherwise one, so no label is cut short.
 int legend_columns(const std::vector<std::string>& labels, double width = kWidth) {
   for (const std::string& l : labels)
@@ -289,10 +303,10 @@ std::string svg_grouped_bar_chart(const GroupedBarChartSpec& spec) {
 }
 
 std::string svg_line_chart(const LineChartSpec& spec) {
-  const double width = spec.width;
   std::vector<std::string> labels;
   for (const auto& s : spec.series) labels.push_back(s.label);
   if (!spec.markers.empty()) labels.push_back("the article");
+  const double width = width_for_legend(labels, spec.width);
   const int columns = legend_columns(labels, width);
   const double height = kMarginTop + kPlotHeight + kAxisBelow + legend_height(labels.size(), columns);
   Svg svg(height, spec.title, width);
@@ -368,18 +382,28 @@ std::string palette_dash(size_t i) { return kDashes[(i / kPaletteSize) % kDashCo
 std::string svg_forest_chart(const ForestChartSpec& spec) {
   // Rows of kRow px: a facet's title, then one per cell; labels left, values right of the plot.
   constexpr double kRow = 18;
-  constexpr double kLabelWidth = 150;  // "T=0.7 k=40 order=k→T" whole
   constexpr double kValueWidth = 118;
   constexpr double kPad = 6;  // no estimate sits on the y axis: the axis stays visible
-  constexpr size_t kRowLabelChars = 22;
-  const double width = spec.width;
+  constexpr double kRowChar = 6.2;  // px a character at 11 px
+  constexpr double kMinPlot = 260;
+  // The row labels whole: their column is as wide as the longest ("llama.cpp T=0.7 top_k=40
+  // top_p=0.95 min_p=0.05"), at least 150 px, and the chart widens rather than cut one.
+  size_t longest = 0;
+  for (const ForestFacet& f : spec.facets)
+    for (const ForestRow& r : f.rows) {
+      size_t chars = 0;
+      for (unsigned char c : visible_text(r.label, false)) chars += (c & 0xC0) != 0x80;
+      longest = std::max(longest, chars);
+    }
+  const double label_width = std::max(150.0, 12 + kRowChar * static_cast<double>(longest));
+  const double width = std::max(spec.width, label_width + kMinPlot + kValueWidth);
   size_t rows = 0;
   for (const ForestFacet& f : spec.facets) rows += 1 + f.rows.size();
   const double top = kMarginTop;
   const double bottom = top + kRow * static_cast<double>(std::max<size_t>(rows, 1)) + 4;
   const double height = bottom + 40;
   Svg svg(height, spec.title, width);
-  const double left = kLabelWidth;
+  const double left = label_width;
   const double right = width - kValueWidth;
   double lo = spec.x_min, hi = spec.x_max;
   if (!spec.fixed_x) {
@@ -412,7 +436,7 @@ std::string svg_forest_chart(const ForestChartSpec& spec) {
     y += kRow;
     for (const ForestRow& r : f.rows) {
       const double mid = y + kRow / 2;
-      svg.text(left - 6, mid + 4, r.label, "end", "font-size=\"11\"", kRowLabelChars);  // 11 px: 22 characters fit
+      svg.text(left - 6, mid + 4, r.label, "end", "font-size=\"11\"", std::string::npos);
       for (size_t k = 0; k < r.points.size(); ++k) {
         if (!std::isfinite(r.points[k])) continue;
         const double jitter = (static_cast<double>(k % 5) - 2) * 1.6;  // fixed, so the bytes stay the same

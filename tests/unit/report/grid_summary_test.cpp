@@ -3,11 +3,15 @@
 // 7), each per-run figure, and a five-seed grid's cell, CSV and page. The whole computation on a
 // 300-run grid is recomputed independently in Python by cli.report.grid_figures.
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "params/framework_params.hpp"
+#include "params/param_table.hpp"
 
 #include "report/grid_summary.hpp"
 #include "report/report.hpp"
@@ -101,7 +105,7 @@ TEST(GridSummary, AFiveSeedCellWithIntervals) {
   ASSERT_EQ(grids[0].cells.size(), 1u);
   const GridCell& c = grids[0].cells[0];
   EXPECT_EQ(c.runs.size(), 5u);
-  EXPECT_EQ(c.parameters, "T=1 p=0.9");
+  EXPECT_EQ(c.parameters, "T=1 top_p=0.9");
   EXPECT_EQ(c.distinct_continuations, 4u);
   const Estimate& eos = c.figures[0];
   EXPECT_NEAR(eos.value, 0.4, kExact);
@@ -144,14 +148,23 @@ TEST(GridSummary, ThePageTheCsvAndTheFold) {
   const std::string md = content("report.md");
   EXPECT_THAT(md, HasSubstr("## Grid summaries"));
   EXPECT_THAT(md, HasSubstr("5 runs, all counted, in 1 cell (1 prompt x 1 parameter values)"));
-  EXPECT_THAT(md, HasSubstr("| 1 | T=1 p=0.9 | 5 | 0.40 \\[0."));
+  EXPECT_THAT(md, HasSubstr("| 1 | T=1 top\\_p=0.9 | 5 | 0.40 \\[0."));
   EXPECT_THAT(md, HasSubstr("<details>\n<summary>All 5 runs of &quot;grid&quot;, one by one</summary>"));
   EXPECT_LT(md.find("## Grid summaries"), md.find("## Greedy decoding")) << "the summaries come before the run-by-run sections";
   const std::string csv = content("grid-cells.csv");
-  EXPECT_THAT(csv, HasSubstr("grid,experiment,document,cell,prompt,parameters,mode,temperature,top_k,top_p,max_new_tokens,"
-                             "sampler_order,top_p_rule,rng,runs,bootstrap_seed,resamples,stream_seed,eos_rate,eos_rate_lo,eos_rate_hi,eos_rate_n,"));
-  EXPECT_THAT(csv, HasSubstr("\r\n0,grid,,0,the river bank was,T=1 p=0.9,sample,1,0,0.90000000000000002,3,temperature top_k top_p,article,torch,5,24,"
-                             "1000,"));
+  // One column per parameter of the table that a cell holds fixed (every compared parameter but
+  // the seed and copy index it pools), numbers as written.
+  std::string params_header;
+  for (const ParamRow& row : param_table()) {
+    const std::string key = row.key;
+    if (key == "seed" || key == "replica") continue;
+    if (key == "framework") params_header = "framework," + params_header;
+    else params_header += key + ",";
+  }
+  EXPECT_THAT(csv, HasSubstr("grid,experiment,document,cell,prompt,parameters," + params_header +
+                             "runs,bootstrap_seed,resamples,stream_seed,eos_rate,eos_rate_lo,eos_rate_hi,eos_rate_n,"));
+  EXPECT_THAT(csv, HasSubstr("\r\n0,grid,,0,the river bank was,T=1 top_p=0.9,article,sample,1,0,0.9,temperature top_k top_p,article,torch,3,"));
+  EXPECT_THAT(csv, Not(HasSubstr("0.90000000000000002")));
   EXPECT_THAT(content("grid-kept-per-step.csv"), HasSubstr("\r\n0,0,1,5,8,6,10,"));
   EXPECT_THAT(content("grid-1-eos.svg"), HasSubstr("<title>EOS rate</title>"));
   EXPECT_THAT(content("report.html"), HasSubstr("<figure class=\"half\">"));
@@ -175,6 +188,64 @@ TEST(GridSummary, CopiesOfOneRunAreSaidToBeCopies) {
   const std::string md = report_md(copies);
   EXPECT_THAT(md, HasSubstr("This experiment repeats runs (replicas): copies of one run share its seed"));
   EXPECT_THAT(md, HasSubstr("| 2 of 5 |"));  // distinct continuations: the fifth copy parted
+}
+
+}  // namespace
+}  // namespace genrepro
+
+namespace genrepro {
+namespace {
+
+// The framework grid of experiments/grids/framework_grid.json in small: T 0.7 / 1.0 / 1.3 under
+// the article's loop, llama.cpp's defaults and Hugging Face's with repetition_penalty 1.3, five
+// seeds a cell. Every cell's label names its framework and the controls it turns on, in whole
+// stage names, no label is cut in any chart, and nine cells take nine colours.
+std::vector<RunRecord> framework_grid() {
+  std::vector<RunRecord> runs;
+  for (Framework f : {Framework::article, Framework::llama_cpp, Framework::hf}) {
+    for (double t : {0.7, 1.0, 1.3}) {
+      for (uint64_t seed = 1; seed <= 5; ++seed) {
+        RunRecord r = seeded_run(std::string("grid/") + to_string(f) + "-" + std::to_string(t) + "-" + std::to_string(seed), seed,
+                                 {1, 2, static_cast<int64_t>(seed)});
+        resolve_framework(r.params.sampling, f);
+        r.params.sampling.temperature = t;
+        if (f == Framework::article) r.params.sampling.top_p = 1.0;
+        if (f == Framework::hf) r.params.sampling.controls.repetition_penalty = 1.3;
+        runs.push_back(std::move(r));
+      }
+    }
+  }
+  return runs;
+}
+
+TEST(GridSummary, AFrameworkGridNamesEachCellsFrameworkAndControls) {
+  const std::vector<GridSummary> grids = summarize_grids({ReportDocument{"e.json", test::make_evidence(framework_grid()), ""}}, 24);
+  ASSERT_EQ(grids.size(), 1u);
+  std::vector<std::string> labels;
+  for (const GridCell& c : grids[0].cells) labels.push_back(c.parameters);
+  EXPECT_EQ(labels, (std::vector<std::string>{
+                        "article T=0.7", "article T=1", "article T=1.3",
+                        "llama.cpp T=0.7 top_k=40 top_p=0.95 min_p=0.05", "llama.cpp T=1 top_k=40 top_p=0.95 min_p=0.05",
+                        "llama.cpp T=1.3 top_k=40 top_p=0.95 min_p=0.05",
+                        "hf T=0.7 top_k=50 repetition_penalty=1.3", "hf T=1 top_k=50 repetition_penalty=1.3",
+                        "hf T=1.3 top_k=50 repetition_penalty=1.3"}));
+  const std::vector<ReportFile> files = render_report({ReportDocument{"e.json", test::make_evidence(framework_grid()), ""}});
+  std::set<std::string> colours;
+  for (const ReportFile& f : files) {
+    if (f.name.rfind("grid-", 0) != 0 || f.name.size() < 4 || f.name.compare(f.name.size() - 4, 4, ".svg") != 0) continue;
+    EXPECT_THAT(f.content, Not(HasSubstr("\xE2\x80\xA6"))) << f.name << " cuts a label";
+    for (const std::string& label : labels) EXPECT_THAT(f.content, HasSubstr(label)) << f.name;
+    for (size_t at = f.content.find("stroke=\"#"); at != std::string::npos; at = f.content.find("stroke=\"#", at + 1))
+      colours.insert(f.content.substr(at + 8, 7));
+  }
+  for (const char* grey : {"#555555", "#e4e4e4"}) colours.erase(grey);
+  EXPECT_GE(colours.size(), 9u) << "nine cells, nine colours";
+  // The CSV says each cell's framework and its controls in their own columns.
+  std::string csv;
+  for (const ReportFile& f : files)
+    if (f.name == "grid-cells.csv") csv = f.content;
+  EXPECT_THAT(csv, HasSubstr(",llama.cpp,sample,0.7,40,0.95,"));
+  EXPECT_THAT(csv, HasSubstr(",hf,sample,1.3,50,1,"));
 }
 
 }  // namespace

@@ -281,10 +281,10 @@ TEST(ReportCharts, LegendsNameThePromptWhenThereAreSeveral) {
   RunRecord other = sampled("x/b", "x", 1, 2, 3);
   other.prompt = "once upon a time";
   const std::vector<ReportFile> files = render_report({doc("e.json", {sampled("x/a", "x", 1, 2, 3), other})});
-  EXPECT_THAT(file(files, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42 &quot;once upon a time&quot;</text>"));
-  EXPECT_THAT(file(files, "chosen-token-probability.svg").content, HasSubstr(">T=1 p=0.9 seed=42 &quot;the river bank was&quot;</text>"));
+  EXPECT_THAT(file(files, "kept-per-step.svg").content, HasSubstr(">T=1 top_p=0.9 seed=42 &quot;once upon a time&quot;</text>"));
+  EXPECT_THAT(file(files, "chosen-token-probability.svg").content, HasSubstr(">T=1 top_p=0.9 seed=42 &quot;the river bank was&quot;</text>"));
   const std::vector<ReportFile> one = render_report({doc("e.json", {sampled("x/a", "x", 1, 2, 3)})});
-  EXPECT_THAT(file(one, "kept-per-step.svg").content, HasSubstr(">T=1 p=0.9 seed=42</text>")) << "one prompt: no need to name it";
+  EXPECT_THAT(file(one, "kept-per-step.svg").content, HasSubstr(">T=1 top_p=0.9 seed=42</text>")) << "one prompt: no need to name it";
 }
 
 // Issue 24: "a seed's colour changes from chart to chart". A greedy run first, then a sampled one:

@@ -26,7 +26,7 @@ TEST(ReportFrameworkLabels, AFrameworkRunIsNamedAndGroupedApart) {
   hf_plain.params.sampling.controls.repetition_penalty = 1;
 
   EXPECT_EQ(run_label(article), "greedy");
-  EXPECT_EQ(run_label(hf), "hf repetition_penalty=1.3 greedy");
+  EXPECT_EQ(run_label(hf), "hf greedy repetition_penalty=1.3");
   EXPECT_EQ(run_label(hf_plain), "hf greedy");
 
   const std::vector<Runs> groups = group_by({&article, &hf, &hf_plain}, kKeepAll);

@@ -309,7 +309,7 @@ TEST(Report, GreedyRepetitionTemperatureSeedsAndEosAreRecognizedByParameters) {
   EXPECT_NE(md.find("| 0.001 | 42 | reached the limit (8 new tokens) | identical (8 tokens) | t-cold |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 1 | 42 | reached the limit (8 new tokens) | first differs at new token 3 | t-one |"), std::string::npos) << md;
   EXPECT_NE(md.find("| 43 | EOS at new token 3 | first differs at new token 3 | s2 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("T=1 p=0.9 seed=43 selected EOS as its 3rd new token, before the limit of 8. "
+  EXPECT_NE(md.find("T=1 top\\_p=0.9 seed=43 selected EOS as its 3rd new token, before the limit of 8. "
                     "The token is the model's EOS id 50256 (from its config)."), std::string::npos) << md;
 }
 

@@ -119,7 +119,7 @@ TEST(StageKept, TheSettingsNameTheControlsThatAreOn) {
   EXPECT_THAT(settings, ::testing::Contains(HasSubstr("repetition_penalty=1.3")));
   EXPECT_THAT(settings, ::testing::Contains(HasSubstr("min_p=0.1")));
   EXPECT_THAT(settings, ::testing::Contains(HasSubstr("no_repeat_ngram_size=2")));
-  EXPECT_THAT(settings, ::testing::Contains("T=0.8 k=40 p=0.95 seed=9 min_p=0.05 repeat_penalty=1.3 frequency_penalty=0.2"));
+  EXPECT_THAT(settings, ::testing::Contains("llama.cpp T=0.8 top_k=40 top_p=0.95 seed=9 min_p=0.05 repeat_penalty=1.3 frequency_penalty=0.2"));
   // Off values (llama.cpp's repeat_penalty 1, top_n_sigma -1) are not settings, nor what the
   // framework fixes (its own order, rule and rng).
   for (const std::string& text : settings) {
