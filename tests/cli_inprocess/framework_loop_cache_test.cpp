@@ -30,6 +30,8 @@ void expect_same_generations_cached(const char* env, const std::string& framewor
     std::vector<std::string> args = {"generate", "--model", tiny_model(), "--prompt", "the river bank was", "--ids",
                                      "--max-new-tokens", std::to_string(reference["max_new_tokens"].get<int64_t>()),
                                      "--framework", framework};
+    // llama.cpp samples unless told not to (as llama-cli does); a greedy configuration says so.
+    if (greedy) args.push_back("--greedy");
     for (const auto& item : c.items()) {
       std::string key = item.key();
       if (key == "name" || key == "greedy" || key == "order" || (key == "seed" && greedy)) continue;

@@ -23,6 +23,8 @@ namespace {
 std::vector<std::string> flags_of(const nlohmann::json& c, const std::string& framework) {
   std::vector<std::string> args = {"--framework", framework};
   bool greedy = c.value("greedy", false);
+  // llama.cpp samples unless told not to (as llama-cli does); a greedy configuration says so.
+  if (greedy) args.push_back("--greedy");
   for (const auto& item : c.items()) {
     const std::string& key = item.key();
     if (key == "name" || key == "greedy" || key == "order") continue;
