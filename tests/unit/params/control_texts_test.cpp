@@ -1,4 +1,4 @@
-// Tokens given as text in the frameworks' list controls (issue 23): what parsing keeps, how each
+// Tokens given as text in the frameworks' list controls: what parsing keeps, how each
 // framework's rule encodes a text (against independent encoders), where the ids go, what the
 // evidence records and reads back, and every refused input with its file, path, value and rule.
 #include <fstream>

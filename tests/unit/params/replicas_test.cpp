@@ -1,4 +1,4 @@
-// "replicas": N (issue 22's classic experiment): an entry's runs repeated identically. Copy 0 is
+// "replicas": N (the classic nondeterminism experiment): an entry's runs repeated identically. Copy 0 is
 // the run itself (its id unchanged); copies 1..N-1 differ only in params.replica, which their ids
 // hash. The ids below were computed with Python from the documented formula (docs/experiments.md,
 // "Run ids"), not by run_id.
