@@ -1,4 +1,4 @@
-// Issue 16's measurements, on the tiny and gpt2-124m-shape fixtures (made on first use under the
+// The decode loop's speed, on the tiny and gpt2-124m-shape fixtures (made on first use under the
 // system temp dir):
 //   decode/<preset>/<mode>/batch:B   one lock-step decoding step of B runs (reference and tiled),
 //                                    counters: useful tokens/s (B per step)

@@ -1,5 +1,5 @@
-// Issue 22's draw record: what knowing how close a sampled step's draw came to another token costs.
-//   race/before/<kept>        the race loop as it was before issue 22 (winner only), copied here
+// The step's draw record: what knowing how close a sampled step's draw came to another token costs.
+//   race/before/<kept>        the race loop without the draw record (winner only), copied here
 //   race/pick_margin/<kept>   multinomial_race_pick: the same draws, the runner-up and margin too
 //                             (what every sampled step runs now; race/pick is the same call)
 //   race/portable/<kept>      PortableMultinomial::race (rng portable), with the margin
@@ -42,7 +42,7 @@ torch::Tensor distribution(int64_t kept) {
   return torch::softmax(logits, 0).contiguous();
 }
 
-// engine/multinomial_race.cpp before issue 22: the winner alone, nothing else tracked.
+// engine/multinomial_race.cpp without the draw record: the winner alone, nothing else tracked.
 int64_t race_before(const float* probs, int64_t n, at::CPUGeneratorImpl& generator) {
   constexpr uint64_t kMask = (uint64_t{1} << 53) - 1;
   constexpr double kScale = 1.0 / static_cast<double>(uint64_t{1} << 53);

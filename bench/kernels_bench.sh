@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21's targets, side by side in one run, with DEFAULT flags (no --threads, no kernel
+# The speed targets, side by side in one run, with DEFAULT flags (no --threads, no kernel
 # setting: --cpu-kernels portable) and then with --cpu-kernels native, on the gpt2-124m-shape
 # fixture:
 #   - the Python loop (bench/python_loop.py, Debian's python3-torch), single stream, at torch's

@@ -1,4 +1,4 @@
-// Issue 22's step digest: what hashing one step's full float32 logits row costs, by algorithm.
+// The step's logits digest: what hashing one step's full float32 logits row costs, by algorithm.
 //   digest/xxh64/<V>        util/xxh64 (the evidence's logits_digest)
 //   digest/sha256/<V>       util/sha256 (OpenSSL's libcrypto, the evidence's file checksums)
 //   digest/fnv1a64/<V>      FNV-1a 64, byte by byte: the simplest 64-bit hash, for scale

@@ -13,8 +13,9 @@ and the OpenBLAS kernel, since they decide the baseline's speed (docs/numerics.m
 
 Usage:
   bench/python_loop.py --model DIR [--runs 60] [--new-tokens 50] [--threads N] [--json]
-Prints tokens/s over all runs (one after another: the single-stream loop). The grid is the
-issue's: one prompt ("the river bank was"), T in {0.7, 1.0, 1.3} x seeds 1..20, top-p 0.9.
+Prints tokens/s over all runs (one after another: the single-stream loop). The grid is
+experiments/bench/grid60.json's: one prompt ("the river bank was"), T in {0.7, 1.0, 1.3} x
+seeds 1..20, top-p 0.9.
 """
 import argparse
 import ctypes

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a sensitivity matrix costs (issue 22): the plan's estimate for the article's matrix, and one
+# What a sensitivity matrix costs: the plan's estimate for the article's matrix, and one
 # cell measured, on a fixture preset (default gpt2-124m-shape, GPT-2 small's exact shapes).
 #   bash bench/sensitivity_cost.sh [BUILD_DIR] [tiny|gpt2-124m-shape]
 # The cell measured is the reference cell (portable kernels, 1 thread, reference numerics, batch 1,

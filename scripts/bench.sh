@@ -3,7 +3,7 @@
 #   1. build/bench/decode_bench: per-token decode in both numerics modes at B = 1..60, prefill,
 #      the sampler chain plus record, load plus hash (Google Benchmark; the probe's findings and the
 #      BLAS are in its context lines);
-#   2. issue 21's figures, for both kernel settings (--cpu-kernels portable, the default, and
+#   2. the speed targets' figures, for both kernel settings (--cpu-kernels portable, the default, and
 #      native), with default flags otherwise (bench/kernels_bench.sh), on the gpt2-124m-shape
 #      fixture (experiments/bench/grid60.json: one prompt, T in {0.7, 1.0, 1.3} x seeds 1..20,
 #      top-p 0.9, 50 new tokens, KV cache):
@@ -16,7 +16,7 @@
 #   3. openssl dgst -sha256 on the weights (load_and_hash's peer).
 #   bash scripts/bench.sh [--quick | --side-by-side]
 #     --quick         tiny fixture microbenchmarks only; no grid
-#     --side-by-side  part 2 (and 3) only: the issue's figures without the microbenchmarks
+#     --side-by-side  part 2 (and 3) only: the targets' figures without the microbenchmarks
 # Takes about 15 minutes on 2 cores (part 2 about 10). Nothing here is a test: timings depend on
 # the machine and its load, which part 2 prints.
 set -euo pipefail

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the readers that take files from elsewhere (issue #11) with libFuzzer, ASan and UBSan:
+# Fuzzes the readers that take files from elsewhere with libFuzzer, ASan and UBSan:
 #   safetensors_fuzz  model_config_fuzz  experiment_fuzz  tokenizer_fuzz  evidence_fuzz  checkpoint_fuzz
 # Builds fuzz/ with clang into ${GENREPRO_FUZZ_BUILD_DIR:-build-fuzz}, seeds each corpus from the
-# project's own files, and runs every target for GENREPRO_FUZZ_SECONDS (default 60; the issue's
-# bar is 600). Prints executions and findings per target; a finding (crash, leak, timeout, OOM)
-# is saved under build-fuzz/findings/<target>/ and makes the script exit 1.
+# project's own files, and runs every target for GENREPRO_FUZZ_SECONDS (default 60; a reader
+# counts as clean after 600). Prints executions and findings per target; a finding (crash, leak,
+# timeout, OOM) is saved under build-fuzz/findings/<target>/ and makes the script exit 1.
 #   bash scripts/fuzz.sh [TARGET...]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "evidence/kernel_requirements.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::cli {
@@ -33,17 +34,13 @@ std::filesystem::path find_engine_library() {
   return dir / kEngineLibraryName;
 }
 
-bool cpu_has(const char* feature) {
+// The CPU's answer, unless GENREPRO_TEST_HIDE_CPU_FEATURES hides the feature.
+bool cpu_has(const CpuFlags& cpu, const std::string& feature) {
   if (const char* hidden = std::getenv("GENREPRO_TEST_HIDE_CPU_FEATURES")) {
     const std::string list = std::string(",") + hidden + ",";
-    if (list.find(std::string(",") + feature + ",") != std::string::npos) return false;
+    if (list.find("," + feature + ",") != std::string::npos) return false;
   }
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (std::string(feature) == "avx2") return __builtin_cpu_supports("avx2");
-  if (std::string(feature) == "fma") return __builtin_cpu_supports("fma");
-#endif
-  return false;
+  return cpu.has(feature);
 }
 
 // Sets `name` to `value`, returning the user's differing value (if any) that it replaced.
@@ -119,13 +116,14 @@ class LazyEngine final : public EngineVerbs {
 
 std::vector<std::pair<std::string, std::string>> prepare_cpu_kernels(CpuKernels kernels) {
   if (kernels == CpuKernels::native) return {};
-  for (const char* feature : {"avx2", "fma"})
-    if (!cpu_has(feature))
-      throw UsageError(std::string("--cpu-kernels portable: this CPU has no ") + feature +
+  const CpuFlags cpu = this_cpu_flags();
+  for (const std::string& feature : portable_flags())
+    if (!cpu_has(cpu, feature))
+      throw UsageError("--cpu-kernels portable: this CPU has no " + feature +
                        " (portable needs AVX2 and FMA: Intel since Haswell, AMD since Zen); use --cpu-kernels native");
   std::vector<std::pair<std::string, std::string>> replaced;
-  for (const auto& [name, value] : {std::pair{"OPENBLAS_CORETYPE", kPortableBlasCoreEnv},
-                                    std::pair{"ATEN_CPU_CAPABILITY", kPortableAtenEnv}})
+  for (const auto& [name, value] : {std::pair{kOpenblasCoretypeEnv, kPortableBlasCoreEnv},
+                                    std::pair{kAtenCpuCapabilityEnv, kPortableAtenEnv}})
     if (auto r = pin(name, value)) replaced.push_back(*r);
   return replaced;
 }

@@ -17,8 +17,9 @@ inline constexpr const char* kEngineVerbsSymbol = "genrepro_engine_verbs";
 inline constexpr const char* kEngineLibraryName = "libgenrepro_engine_verbs.so";
 
 // --cpu-kernels portable, before the engine loads: refuses (UsageError) a CPU without AVX2 or
-// FMA, then sets OPENBLAS_CORETYPE=Haswell and ATEN_CPU_CAPABILITY=avx2 in this process's
-// environment, where OpenBLAS (at load) and ATen (at first dispatch) read them. Returns the
+// FMA (portable_flags() against this_cpu_flags(), evidence/kernel_requirements.hpp), then sets
+// OPENBLAS_CORETYPE=Haswell and ATEN_CPU_CAPABILITY=avx2 in this process's environment, where
+// OpenBLAS (at load) and ATen (at first dispatch) read them. Returns the
 // user's own values it replaced. The engine reads back what was loaded (engine/run_environment.hpp)
 // and refuses a BLAS or ATen that ignored them. `native` changes nothing.
 // GENREPRO_TEST_HIDE_CPU_FEATURES ("avx2", "fma", comma-separated) makes the CPU check see

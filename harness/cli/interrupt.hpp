@@ -1,5 +1,5 @@
 #pragma once
-// SIGINT and SIGTERM during a long verb (issue 11; docs/resume.md). The first signal asks the
+// SIGINT and SIGTERM during a long verb (docs/resume.md). The first signal asks the
 // work to stop at its next safe point (`run`: start no further runs, let those in flight finish;
 // every finished run is already in the checkpoint). A second signal ends the process at once with
 // the default action, which loses nothing either: the checkpoint is whole after every line.

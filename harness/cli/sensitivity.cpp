@@ -26,6 +26,7 @@
 #include "cli/verbs.hpp"
 #include "compare/sensitivity.hpp"
 #include "evidence/evidence.hpp"
+#include "evidence/kernel_requirements.hpp"
 #include "evidence/numerics_record.hpp"
 #include "cli/forced_cache_experiments.hpp"
 #include "cli/model_choice.hpp"
@@ -47,20 +48,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// OpenBLAS core types of x86-64 and the CPU flags each needs (its kernels' instructions), in the
-// order of OpenBLAS's own detection. A core the CPU lacks the flags for would crash, not differ.
-struct BlasCore {
-  const char* name;
-  std::vector<const char*> flags;
-};
-const std::vector<BlasCore> kBlasCores = {
-    {"Prescott", {"pni"}},  // /proc/cpuinfo calls SSE3 "pni"
-    {"Nehalem", {"sse4_2"}},
-    {"Sandybridge", {"avx"}},
-    {"Haswell", {"avx2", "fma"}},
-    {"SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}},
-};
-
 // blas last: its cells (the reference BLAS is slow) come at the end of the default design.
 const std::vector<std::string> kAxes = {"kernels", "threads", "numerics", "batch", "cache", "blas"};
 
@@ -75,34 +62,12 @@ struct SensitivityOptions {
   ModelChoice model;
 };
 
-std::set<std::string> cpu_flags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::set<std::string> flags;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line.substr(line.find(':') + 1));
-    for (std::string w; words >> w;) flags.insert(w);
-    break;
-  }
-  return flags;
-}
-
-std::vector<std::string> executable_cores() {
-  const std::set<std::string> have = cpu_flags();
-  std::vector<std::string> cores;
-  for (const BlasCore& c : kBlasCores) {
-    bool ok = true;
-    for (const char* f : c.flags) ok = ok && have.count(f) > 0;
-    if (ok) cores.push_back(c.name);
-  }
-  return cores;
-}
-
 // Every value each axis offers here; the first is the reference cell's.
 std::map<std::string, std::vector<std::string>> offered_axes(int threads) {
   std::map<std::string, std::vector<std::string>> axes;
   axes["kernels"] = {"portable"};
-  for (const std::string& core : executable_cores()) axes["kernels"].push_back("native:" + core);
+  // Every OpenBLAS core this CPU can execute (one it lacks the instructions for would crash).
+  for (const std::string& core : executable_openblas_cores(this_cpu_flags())) axes["kernels"].push_back("native:" + core);
   for (int t = 1; t <= threads; ++t) axes["threads"].push_back(std::to_string(t));
   axes["numerics"] = {"reference", "tiled"};
   axes["batch"] = {"1", "proven", "4-inexact", "16-inexact"};
@@ -225,15 +190,15 @@ ChildCommand child_command(const SensitivityOptions& o, const std::map<std::stri
   if (o.model.require_real) c.args.push_back("--require-real-model");
   c.args.insert(c.args.end(), {"--out", out, "--threads", cell.at("threads")});
   const std::string& kernels = cell.at("kernels");
-  c.env_unset = {"OPENBLAS_CORETYPE", "ATEN_CPU_CAPABILITY"};
+  c.env_unset = {kOpenblasCoretypeEnv, kAtenCpuCapabilityEnv};
   if (kernels == "portable" && !blas_library(cell.at("blas")).openblas) {
     // run refuses portable with a BLAS that is not OpenBLAS (it cannot pin Haswell kernels
     // there); native with ATen pinned to portable's AVX2 keeps every kernel but the BLAS's.
     c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
-    c.env_set["ATEN_CPU_CAPABILITY"] = kPortableAtenEnv;
+    c.env_set[kAtenCpuCapabilityEnv] = kPortableAtenEnv;
   } else if (kernels.rfind("native:", 0) == 0) {
     c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
-    c.env_set["OPENBLAS_CORETYPE"] = kernels.substr(std::strlen("native:"));
+    c.env_set[kOpenblasCoretypeEnv] = kernels.substr(std::strlen("native:"));
   }
   if (cell.at("numerics") == "tiled") c.args.insert(c.args.end(), {"--numerics", "tiled"});
   if (!library_path.empty()) c.env_set["LD_LIBRARY_PATH"] = library_path;

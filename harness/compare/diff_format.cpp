@@ -218,8 +218,8 @@ std::string diff_summary_line(const EvidenceDiff& diff) {
   if (!diff.pairs.empty())
     s += "; " + std::to_string(diff.pairs.size()) + " paired across a parameter change (other ids: not a pass)";
   s += "; " + std::to_string(diff.missing.size()) + " missing, " + std::to_string(diff.extra.size()) + " extra";
-  // Issue 22: said only when it tells something the counts do not: runs that agree within the
-  // tolerance on logits that were not bit-identical (another kernel, thread split or batch).
+  // Said only when it tells something the counts do not: runs that agree within the tolerance
+  // on logits that were not bit-identical (another kernel, thread split or batch).
   const std::size_t not_bit_identical = diff.agreeing_with_other_logits();
   if (not_bit_identical)
     s += "; " + std::to_string(not_bit_identical) + " of the agreeing runs with logits not bit-identical (logits digests)";

@@ -79,7 +79,7 @@ struct RunDiff {
   std::vector<ValueDifference> fields;   // differing output fields, in order, capped (kMaxListedFields)
   std::size_t field_difference_count = 0;  // all of them, listed or not
   double max_prob_difference = 0;  // largest |Δ| of any compared probability (steps up to the divergence)
-  // Issue 22, beside the verdict and never part of it: whether the two runs' logits were
+  // Beside the verdict and never part of it: whether the two runs' logits were
   // bit-identical at every step, by the steps' logits digests. true: every step's digest equal and
   // as many steps on both sides; false: logits_first_difference_step is the first step whose
   // digests differ (or, when all shared steps agree, the first step only one run has); empty: a run

@@ -54,7 +54,7 @@ struct Drift {
 };
 
 // A framework run's first step where a stage now keeps another number of tokens than the golden
-// recorded (issue 23: every step of an hf or llama.cpp run lists its stages' kept counts).
+// recorded (every step of an hf or llama.cpp run lists its stages' kept counts).
 struct StageDifference {
   int64_t step = 0;
   std::string stage;                 // the golden's stage there (or this build's, past the golden's list)
@@ -62,7 +62,7 @@ struct StageDifference {
   std::optional<int64_t> now_kept;     // empty: this build runs no stage of that name there
 };
 
-// Issue 22: the golden's per-step logits digests (steps[].logits_digest) against the digests of the
+// The golden's per-step logits digests (steps[].logits_digest) against the digests of the
 // logits this replay computed from the same prefix. Drift within tolerance says "close"; equal
 // digests at every step say the replay reproduced the golden's float32 logits bit for bit.
 struct DigestCheck {

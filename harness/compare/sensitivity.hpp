@@ -141,7 +141,7 @@ struct HeldOutPredictor {
   }
 };
 
-// Issue 22's classic experiment: the copies of one run (an entry's "replicas"), which can differ
+// The classic nondeterminism experiment: the copies of one run (an entry's "replicas"), which can differ
 // only through the arithmetic around them (an inexact batch puts copies in different rows). Per
 // cell, how many distinct completions (output ids) its copies gave.
 struct ReplicaGroup {

@@ -1,5 +1,5 @@
 #pragma once
-// The chains of the frameworks (issue 23; docs/sampling.md): Hugging Face generate()'s logits
+// The chains of the frameworks (docs/sampling.md): Hugging Face generate()'s logits
 // processors and warpers with torch.multinomial, and llama.cpp's sampler chain with its dist
 // draw. Unlike the article's chain (samplers.hpp), these read the run's history (repetition
 // penalties, n-gram bans, minimum lengths) and, for llama.cpp, draw as part of the chain, so one

@@ -85,8 +85,9 @@ void GenerationRun::check_stop() {
 void GenerationRun::advance(const torch::Tensor& model_logits) {
   const torch::Tensor logits = model_logits.to(torch::kFloat32);
   check_logits_finite(logits, static_cast<int64_t>(result_.steps.size()));
-  // Issue 22: the model's whole row, before temperature and any filter or penalty sees it (the
-  // batched decoder hands each run its own row of the batch, the cache and recompute paths theirs).
+  // The step's logits digest, of the model's whole row before temperature and any filter or
+  // penalty sees it (the batched decoder hands each run its own row of the batch, the cache and
+  // recompute paths theirs).
   std::string digest = logits_row_digest(logits);
   if (framework_) return advance_framework(logits, std::move(digest));
   const torch::Tensor probs = final_distribution(logits, greedy_, chain_);
@@ -106,7 +107,7 @@ void GenerationRun::advance(const torch::Tensor& model_logits) {
   const int64_t next_id = drawn.token;
   StepRecord record = describe_step(in, next_id, token_text_);
   record.step = static_cast<int64_t>(result_.steps.size());
-  record.draw = race_draw_record(drawn);  // issue 22: sampled steps only
+  record.draw = race_draw_record(drawn);  // sampled steps only
   record.logits_digest = std::move(digest);
   result_.steps.push_back(std::move(record));
   ids_.push_back(next_id);  // ids = torch.cat([ids, next_id.reshape(1, 1)], dim=1)

@@ -66,7 +66,7 @@ class GenerationRun {
   bool greedy_;
   SamplerChain chain_;                   // the article's chain (framework article)
   std::unique_ptr<TokenPicker> picker_;  // seeded once per run, like the article's rng
-  // Framework hf or llama.cpp (issue 23): the framework's chain and draw, fed this run's own
+  // Framework hf or llama.cpp: the framework's chain and draw, fed this run's own
   // history (ids_), so batched runs each keep theirs.
   std::unique_ptr<FrameworkSampler> framework_;
   std::vector<int64_t> ids_;

@@ -1,5 +1,5 @@
 #pragma once
-// llama.cpp's CPU sampler chain, rule for rule (issue 23; docs/sampling.md, "llama.cpp"): the
+// llama.cpp's CPU sampler chain, rule for rule (docs/sampling.md, "llama.cpp"): the
 // samplers of src/llama-sampler.cpp in the release node-llama-cpp 3.22.1 ships (its libllama is
 // what tests/reference/llama_cpp_sampling.py drives), written here over the same data layout. They
 // work on a candidate array, not a [V] tensor: stages shrink and reorder it (top-k sorts by logit,

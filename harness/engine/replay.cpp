@@ -132,7 +132,7 @@ bool replays_with_cache(const RunParams& params, ReplayForward forward) {
 // Token text is not compared; describe_step still asks for it.
 std::string no_text(int64_t) { return {}; }
 
-// A framework run's stage counts at one step against the golden's (issue 23): the first step and
+// A framework run's stage counts at one step against the golden's: the first step and
 // stage where they differ, and how many steps differ. Drift alone can move a boundary token across
 // a stage's cut, so this is shown, never failed on; the tokens' probabilities decide.
 void compare_stages(const StepRecord& golden, const std::vector<StageKept>& now, int64_t step, ReplayRun& out) {

@@ -28,14 +28,14 @@ KernelRecord loaded_kernels(CpuKernels setting) {
   const std::string native_hint = "; --cpu-kernels native runs with the kernels this machine picks (its bits are this CPU's only)";
   if (blas.vendor != "openblas")
     throw UsageError("--cpu-kernels portable: the BLAS in use is " + blas.vendor + " (" + blas.resolved.value_or("no sgemm_") +
-                     "), not OpenBLAS, whose Haswell kernels portable pins" + native_hint);
+                     "), not OpenBLAS, whose " + kPortableBlasCore + " kernels portable pins" + native_hint);
   if (k.blas_core != kPortableBlasCore)
     throw UsageError("--cpu-kernels portable: OpenBLAS loaded its " + k.blas_core + " kernels, not " + kPortableBlasCore +
-                     " (it ignored OPENBLAS_CORETYPE=" + kPortableBlasCoreEnv +
+                     " (it ignored " + kOpenblasCoretypeEnv + "=" + kPortableBlasCoreEnv +
                      ": a build without DYNAMIC_ARCH, or a process that loaded libtorch before genrepro could set it)" + native_hint);
   if (k.aten_capability != kPortableAtenCapability)
     throw UsageError("--cpu-kernels portable: ATen uses its " + k.aten_capability + " kernels, not " + kPortableAtenCapability +
-                     " (it ignored ATEN_CPU_CAPABILITY=" + kPortableAtenEnv + ")" + native_hint);
+                     " (it ignored " + kAtenCpuCapabilityEnv + "=" + kPortableAtenEnv + ")" + native_hint);
   return k;
 }
 

@@ -25,7 +25,7 @@ struct StepInputs {
 // Costs one softmax or two over V and a topk of N (no full sort).
 StepRecord describe_step(const StepInputs& in, std::optional<int64_t> chosen, const TokenText& token_text);
 
-// Issue 22: the step record's logits_digest (evidence/logits_digest.hpp) of a [V] float32 row,
+// The step record's logits_digest (evidence/logits_digest.hpp) of a [V] float32 row,
 // all V values. The loop takes it of the model's row before anything else touches it.
 std::string logits_row_digest(const torch::Tensor& logits);
 

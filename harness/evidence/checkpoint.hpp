@@ -1,5 +1,5 @@
 #pragma once
-// The checkpoint of an unfinished `genrepro run` (issue 11; docs/resume.md): every run finished so
+// The checkpoint of an unfinished `genrepro run` (docs/resume.md): every run finished so
 // far, kept next to the evidence it will become (`<out>.checkpoint`), so that an interrupted or
 // killed grid resumes where it stopped instead of starting over.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Reading evidence, consistency of the control texts (issue 23): a run whose list controls were
+// Reading evidence, consistency of the control texts: a run whose list controls were
 // given as text records the ids in the lists and the texts in params.control_texts. The reader
 // (params_from_json) already holds each text's ids to the entry they stand in; this check, with the
 // tokenizer the evidence names at hand, holds them to the tokenizer: each text, encoded by its

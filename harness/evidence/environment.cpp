@@ -16,6 +16,8 @@
 #include <xmmintrin.h>
 #endif
 
+#include "evidence/kernel_requirements.hpp"
+
 namespace genrepro {
 
 namespace {
@@ -61,22 +63,11 @@ std::string trim(const std::string& s) {
 }
 
 CpuInfo probe_cpu() {
+  const CpuinfoFields proc = read_cpuinfo();
   CpuInfo cpu;
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon));
-    const std::string value = trim(line.substr(colon + 1));
-    if (key == "processor") {
-      ++cpu.logical_cores;
-    } else if (key == "model name" && cpu.model.empty()) {
-      cpu.model = value;
-    } else if (key == "flags" && cpu.flags.empty()) {
-      cpu.flags = value;
-    }
-  }
+  cpu.model = proc.model;
+  cpu.flags = proc.flags;
+  cpu.logical_cores = proc.processors;
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) == 0) cpu.usable_cores = CPU_COUNT(&set);
@@ -128,8 +119,8 @@ const std::vector<std::string>& numerics_env_names() {
   static const std::vector<std::string> names = {
       "OMP_NUM_THREADS",      "OMP_DYNAMIC",          "OMP_PROC_BIND",      "OMP_PLACES",
       "MKL_NUM_THREADS",      "MKL_CBWR",             "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE",
-      "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",    "OPENBLAS_L2_SIZE",   "OPENBLAS_DEFAULT_NUM_THREADS",
-      "GOTO_NUM_THREADS",     "BLIS_NUM_THREADS",     "ATEN_CPU_CAPABILITY", "TORCH_NUM_THREADS",
+      "OPENBLAS_NUM_THREADS", kOpenblasCoretypeEnv,   "OPENBLAS_L2_SIZE",   "OPENBLAS_DEFAULT_NUM_THREADS",
+      "GOTO_NUM_THREADS",     "BLIS_NUM_THREADS",     kAtenCpuCapabilityEnv, "TORCH_NUM_THREADS",
       "GOMP_CPU_AFFINITY",    "KMP_AFFINITY",         "LD_PRELOAD",         "LD_LIBRARY_PATH"};
   return names;
 }

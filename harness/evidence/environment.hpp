@@ -29,6 +29,7 @@ struct ThreadSettings {
   std::optional<int> runs_concurrently = 1;
 };
 
+// read_cpuinfo() (evidence/kernel_requirements.hpp) and the affinity mask.
 struct CpuInfo {
   std::string model;      // /proc/cpuinfo "model name"
   std::string flags;      // /proc/cpuinfo "flags" (which SIMD kernels can be chosen)

@@ -43,16 +43,16 @@ OrderedJson step_to_json(const StepRecord& s) {
           {"margin", real_to_json(s.margin)},
           {"logit_margin", real_to_json(s.logit_margin)},
           {"entropy", real_to_json(s.entropy)}};
-  // Issue 22: how close a sampled step's draw came to another token; only where a draw decided.
+  // How close a sampled step's draw came to another token; only where a draw decided.
   if (s.draw)
     j["draw"] = {{"rule", to_string(s.draw->rule)}, {"margin", real_to_json(s.draw->margin)}, {"runner_up", s.draw->runner_up}};
-  // Issue 23: a framework run's stages (an article run has none, and its steps are as ever).
+  // A framework run's stages (an article run has none: its steps hold the article's keys only).
   if (!s.stages.empty()) {
     OrderedJson stages = OrderedJson::array();
     for (const StageKept& k : s.stages) stages.push_back({{"stage", k.stage}, {"kept", k.kept}});
     j["stages"] = std::move(stages);
   }
-  // Issue 22: last, so every key before it keeps its place; absent when the run predates it.
+  // The logits digest last, so every key before it keeps its place; absent in older evidence.
   if (s.logits_digest) j["logits_digest"] = *s.logits_digest;
   return j;
 }

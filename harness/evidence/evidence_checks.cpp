@@ -269,7 +269,7 @@ void step_values_are_in_range(const StepRecord& s, const Context& c, const std::
           "a number from 0 to log(vocab_size) = " + show(max_entropy) + " nats");
 }
 
-// Issue 22: a draw record names a token that could have won instead (in the vocabulary, not the
+// A draw record names a token that could have won instead (in the vocabulary, not the
 // one chosen, beside a chosen token: a first prediction draws nothing) and a finite margin >= 0;
 // inverse_cdf's is a share of the mass, at most 1. (That the runner-up had a chance is a relation
 // to kept and the candidates: evidence_consistency.cpp.)
@@ -289,7 +289,7 @@ void draw_is_in_range(const StepRecord& s, const Context& c, const std::string& 
             "a finite number >= 0 (rule exponential_race: ln of the best ratio over the second best)");
 }
 
-// Issue 22: a digest names its algorithm and has its length; and a run records one at every step
+// A logits digest names its algorithm and has its length; and a run records one at every step
 // or at none (the writer records them all; a run with some would let diff call logits identical
 // on the steps that kept theirs).
 void logits_digests_are_well_formed(const RunRecord& r, const Context& c, const std::string& at) {

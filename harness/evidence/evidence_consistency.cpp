@@ -57,7 +57,7 @@ bool picks_argmax(const RunParams& p) { return p.sampling.mode == DecodeMode::gr
 
 bool is_framework_run(const RunParams& p) { return p.sampling.framework != Framework::article; }
 
-// Issue 23: a framework stage that moves logits by the history or a list (penalties, biases,
+// A framework stage that moves logits by the history or a list (penalties, biases,
 // bans, masks) or keeps tokens by another score than the logit (typical) can give a token a higher
 // final probability than a better-by-logit one; the article's filters never do.
 bool may_reorder(const RunParams& p) {
@@ -194,7 +194,7 @@ void chosen_entry_matches(const StepRecord& s, std::size_t listed, double table_
                  "found " + show_text(s.token_text) + "; allowed: " + entry + ".text = " + show_text(c.text) + " (the chosen token's entry)");
 }
 
-// Issue 22: a draw record only where the run drew, beside two tokens kept (a sampled article or Hugging Face run;
+// A draw record only where the run drew, beside two tokens kept (a sampled article or Hugging Face run;
 // llama.cpp always draws, its T <= 0 too), by its framework's rule, and its runner-up had a chance:
 // when listed among the candidates, its prob in the final distribution is above 0.
 void draw_fits_the_run(const StepRecord& s, const RunRecord& r, const std::string& file, const std::string& path) {
@@ -219,7 +219,7 @@ void draw_fits_the_run(const StepRecord& s, const RunRecord& r, const std::strin
                        ".prob is 0; allowed: a token with probability > 0 (one that could have been drawn)");
 }
 
-// Issue 23: an article step lists no stages; a framework step lists the stages its params make
+// An article step lists no stages; a framework step lists the stages its params make
 // run (active_stages), in order, each keeping at least one token and at most what the stage before
 // it kept, and the last at least the step's kept (a positive probability needs a finite logit).
 void stages_match(const StepRecord& s, const RunRecord& r, int64_t vocab, const std::string& file, const std::string& path) {

@@ -181,10 +181,10 @@ StepRecord step_from_json(const Fields& f, const OrderedJson& j, const std::stri
   s.margin = f.real(j, path, "margin");
   s.logit_margin = f.real(j, path, "logit_margin");
   s.entropy = f.real(j, path, "entropy");
-  // Issue 22: optional (greedy steps, and evidence from before it, have none); its values are
+  // The draw: optional (greedy steps, and older evidence, have none); its values are
   // checked in evidence_checks.cpp, against the params in evidence_consistency.cpp.
   if (j.is_object() && j.contains("draw")) s.draw = draw_from_json(f, f.object(j, path, "draw"), path + ".draw");
-  // Issue 23: a framework run's stages, optional (an article run has none).
+  // A framework run's stages, optional (an article run has none).
   if (j.is_object() && j.contains("stages")) {
     const OrderedJson& stages = f.array(j, path, "stages");
     for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -192,7 +192,7 @@ StepRecord step_from_json(const Fields& f, const OrderedJson& j, const std::stri
       s.stages.push_back({f.string(stages[i], at, "stage"), f.integer(stages[i], at, "kept")});
     }
   }
-  // Issue 22: optional (evidence from before it, or from other tools, has none); its form is
+  // The logits digest: optional (older evidence, or evidence from other tools, has none); its form is
   // checked with the values (evidence_checks.cpp).
   if (j.is_object() && j.contains("logits_digest")) s.logits_digest = f.string(j, path, "logits_digest");
   return s;

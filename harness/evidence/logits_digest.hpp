@@ -1,5 +1,5 @@
 #pragma once
-// A step's logits digest (issue 22): a hash of the full float32 logits row the model gave at that
+// A step's logits digest: a hash of the full float32 logits row the model gave at that
 // step, before temperature and filters, so "bit-identical" is provable without storing logits.
 // Written as "<algorithm>:<lower-case hex>", today "xxh64:" and 16 hex digits: XXH64 (seed 0) of
 // the row's V little-endian IEEE-754 binary32 values, 4·V bytes in token-id order. The algorithm

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "evidence/kernel_requirements.hpp"
 #include "util/json_text.hpp"
 
 namespace genrepro {
@@ -25,19 +26,13 @@ std::optional<NumericsMode> parse_numerics_mode(const std::string& text);
 // pick kernels by CPU when they load, and different kernels give different bits: `portable` pins
 // the ones every x86-64 CPU with AVX2 and FMA runs (OpenBLAS's Haswell kernels, ATen's AVX2), so
 // the bits do not depend on the machine; `native` lets the libraries choose, as genrepro did
-// before the setting existed.
+// before the setting existed. What portable pins and what each kernel set needs of the CPU:
+// evidence/kernel_requirements.hpp.
 enum class CpuKernels { portable, native };
 
 const char* to_string(CpuKernels kernels);
 // "portable" | "native"; std::nullopt for anything else.
 std::optional<CpuKernels> parse_cpu_kernels(const std::string& text);
-
-// What portable sets before the engine loads and requires back after (openblas_get_corename()
-// and ATen's "CPU capability usage").
-inline constexpr const char* kPortableBlasCoreEnv = "Haswell";  // OPENBLAS_CORETYPE
-inline constexpr const char* kPortableBlasCore = "Haswell";     // openblas_get_corename()
-inline constexpr const char* kPortableAtenEnv = "avx2";         // ATEN_CPU_CAPABILITY
-inline constexpr const char* kPortableAtenCapability = "AVX2";  // at::show_config()
 
 // The kernels a run's arithmetic used: the setting and what the process really loaded. All three
 // decide the bits. Absent in evidence written before the setting existed (that evidence is

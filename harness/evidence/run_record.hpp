@@ -17,7 +17,7 @@ struct Candidate {
   double prob_scaled = 0;  // softmax(logits / T) over the whole vocabulary, unfiltered: the article's table
 };
 
-// One stage of a framework run's chain at one step (issue 23): its name (a SamplerStage's, e.g.
+// One stage of a framework run's chain at one step: its name (a SamplerStage's, e.g.
 // "repetition_penalty", "top_k") and the tokens still drawable after it (logit above -infinity;
 // llama.cpp: in its candidate array and above -infinity).
 struct StageKept {
@@ -25,8 +25,8 @@ struct StageKept {
   int64_t kept = 0;
 };
 
-// How close a sampled step's draw came to picking another token (issue 22: a divergence in a
-// sampled run read like a greedy one). The rule says what `margin` measures:
+// How close a sampled step's draw came to picking another token, so that a divergence in a
+// sampled run can be read like a greedy one. The rule says what `margin` measures:
 //  - exponential_race (torch.multinomial's one-sample race, the article's and Hugging Face's
 //    draw, rng torch or portable): ln(best ratio / second-best ratio) of p / q, q ~ Exp(1); >= 0,
 //    the smallest relative change of the two tokens' probabilities that swaps the winner;
@@ -62,7 +62,7 @@ struct StepRecord {
   // Sampled steps only, when another token could have been drawn (DrawRecord); absent for greedy
   // steps, a one-token distribution, and evidence from before it.
   std::optional<DrawRecord> draw;
-  // Issue 22: "xxh64:<16 hex>" of the step's full float32 logits row as the model gave it, before
+  // "xxh64:<16 hex>" of the step's full float32 logits row as the model gave it, before
   // temperature and filters (evidence/logits_digest.hpp). Equal digests: bit-identical logits.
   // Always written by this build; empty in evidence from before it (or from other tools).
   std::optional<std::string> logits_digest;

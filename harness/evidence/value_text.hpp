@@ -11,7 +11,7 @@ namespace genrepro {
 // How numbers and values appear in reasons and text: a difference or tolerance with two
 // significant digits ("4e-05"), a value as compact JSON ("(absent)" for a missing one).
 std::string show_delta(double d);
-// How every verb and the report name a step for people (issue 13): "new token 3 (steps[2])",
+// How every verb and the report name a step for people: "new token 3 (steps[2])",
 // counting new tokens from 1 beside the 0-based index of the JSON field.
 std::string new_token_label(int64_t step_index);
 std::string show_json(const OrderedJson& j);

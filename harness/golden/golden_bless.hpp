@@ -9,7 +9,7 @@
 // volatile fields, and DIR/blessed.tsv records the commit each file was blessed from.
 // The asking is the CLI's (harness/cli/bless.cpp); everything else is here. No libtorch.
 //
-// Where bless writes (issue 11): only DIR/<name>.json for experiment names that experiment files
+// Where bless writes: only DIR/<name>.json for experiment names that experiment files
 // allow (1 to 64 of [A-Za-z0-9._-], starting with a letter or digit: no '/', "..", NUL or control
 // characters), and DIR/blessed.tsv. A golden file or record that is a symlink is refused, never
 // followed or replaced (docs/bless.md, "Where bless writes").

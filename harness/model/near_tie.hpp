@@ -1,5 +1,5 @@
 #pragma once
-// The near-tie fixture (issue 22, docs/sensitivity.md "A fixture that can diverge"): the tiny
+// The near-tie fixture (docs/sensitivity.md, "A fixture that can diverge"): the tiny
 // fixture with planted near-ties. For each pair A:X, token X's row of wte (GPT-2 ties the output
 // layer to it) becomes A's row plus eps times a unit direction drawn with splitmix64, computed in
 // double and rounded once to float32, so X sits within float32 noise of A whenever A leads and

@@ -42,7 +42,7 @@ EvidenceSizeEstimate estimate_evidence_size(const RunPlan& plan) {
     e.candidates = saturating_add(e.candidates, candidates);
     e.bytes = saturating_add(e.bytes, kEvidenceBytesPerRun);
     e.bytes = saturating_add(e.bytes, saturating_mul(steps, kEvidenceBytesPerStep));
-    // A framework run's steps list its stages (issue 23): at most every stage of its order.
+    // A framework run's steps list its stages: at most every stage of its order.
     if (p.sampling.framework != Framework::article)
       e.bytes = saturating_add(e.bytes, saturating_mul(steps, kEvidenceBytesPerStage * p.sampling.sampler_order.size()));
     e.bytes = saturating_add(e.bytes, saturating_mul(candidates, kEvidenceBytesPerCandidate));

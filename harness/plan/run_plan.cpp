@@ -26,7 +26,7 @@ void check_against_model(const ExpandedRun& run, const std::string& file, int64_
                     " is not allowed; allowed: at most " + std::to_string(room) + " for prompts[" +
                     std::to_string(run.prompt_index) + "] (" + std::to_string(prompt_tokens) + " tokens) with " + context);
   }
-  // The frameworks' token lists name ids of this model's vocabulary (issue 23).
+  // The frameworks' token lists name ids of this model's vocabulary.
   const FrameworkControls& c = run.params.sampling.controls;
   const auto check_token = [&](const std::string& key, int64_t id) {
     if (id >= config.vocab_size)

@@ -1,5 +1,5 @@
 #pragma once
-// The report's kept set per stage (issue 23): for runs of the Hugging Face and llama.cpp chains,
+// The report's kept set per stage: for runs of the Hugging Face and llama.cpp chains,
 // how many tokens each stage left at each step (evidence: steps[].stages), as the article's
 // nucleus tables show top-p's kept set. Its own file beside the other sections
 // (report_section_kit.hpp lists them); report_sections.cpp puts it after the sampler order.

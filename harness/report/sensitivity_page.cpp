@@ -120,7 +120,7 @@ void sens_add_held_out(const SensitivityMatrix& m, sections::Builder& out) {
                         {false, true, true, true, true, true, true}, rows, {}, {}});
 }
 
-// Issue 22's classic experiment: identical runs and how many completions each cell made of them.
+// The classic nondeterminism experiment: identical runs and how many completions each cell made of them.
 void sens_add_replica_groups(const SensitivityMatrix& m, sections::Builder& out) {
   if (m.replica_groups.empty()) return;
   out.heading("Identical runs, distinct completions");

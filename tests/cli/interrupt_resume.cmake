@@ -1,4 +1,4 @@
-# genrepro run stopped part-way and resumed, as only a process shows it (issue 11; docs/resume.md),
+# genrepro run stopped part-way and resumed, as only a process shows it (docs/resume.md),
 # in two parts that ctest can run side by side:
 #   sigkill   SIGKILL during a 104-run grid (recompute and batched KV-cache runs), which no handler
 #             sees, and a cut-short last line: the old evidence intact, --resume equal to an

@@ -1,4 +1,4 @@
-# Broken model directories (issue #2): tests/cli/scripts/make_broken_models.py copies the tiny
+# Broken model directories: tests/cli/scripts/make_broken_models.py copies the tiny
 # fixture once per case and breaks exactly one thing in the copy. Every case is checked in-process
 # (tests/cli_inprocess/model_errors_test.cpp: one line, exit 2, via --model, $GENREPRO_MODEL and
 # run); tests/cli/process.cmake runs a few of them as real processes.

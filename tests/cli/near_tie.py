@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fixture that can diverge (issue 22; docs/sensitivity.md, "A fixture that can diverge").
+"""A fixture that can diverge (docs/sensitivity.md, "A fixture that can diverge").
 
 scripts/near_tie_fixture.py plants near-ties in a copy of the tiny fixture (token 50201 within
 float32 noise of 49167, the greedy pick at new token 4 of "the river bank was", and two more).

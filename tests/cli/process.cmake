@@ -1,4 +1,4 @@
-# What only a process shows (issue #10), kept as real subprocess tests: the exit status the shell
+# What only a process shows, kept as real subprocess tests: the exit status the shell
 # sees (0 ok, 1 differ, 2 bad input, 3 internal error), ONE line on the real stderr (nothing else
 # in the process - libtorch, CLI11, the dynamic loader - writes there), libtorch's multi-line
 # errors cut to one line, an existing --out untouched when the process fails, stdin that is not a

@@ -1,4 +1,4 @@
-# The report of an experiment grid (issue 24; tests/cli/scripts/report_grid.py): one 300-run grid
+# The report of an experiment grid (tests/cli/scripts/report_grid.py): one 300-run grid
 # (2 prompts x 3 temperatures x 50 seeds, 3 new tokens) made once on the tiny fixture and read by
 # two entries: its summaries' numbers in the CSV files, in `report --json` and on the charts
 # against a Python recomputation from evidence.json (figures), and its page in headless Chromium (screenshot:

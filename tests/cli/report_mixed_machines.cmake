@@ -1,4 +1,4 @@
-# report and check-article on shards merged from two machines name which runs ran where (issue 21):
+# report and check-article on shards merged from two machines name which runs ran where:
 # the article shards of tests/cli/run.cmake, the second given an AMD runner's environment.
 add_test(NAME report.mixed_machines
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/report_mixed_machines.py --binary $<TARGET_FILE:genrepro>

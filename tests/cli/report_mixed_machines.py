@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""report and check-article on shards merged from two machines (issue 21, "What to build" 4).
+"""report and check-article on shards merged from two machines.
 
 Takes the two article shards run.article.shard1/2 wrote on this machine, gives the second an AMD
 runner's environment (CPU model and flags, as merge_mixed_machines.py does), merges them, and

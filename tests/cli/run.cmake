@@ -1,4 +1,4 @@
-# genrepro run, merge and env end to end (issue #5). The article's experiments on the tiny fixture:
+# genrepro run, merge and env end to end. The article's experiments on the tiny fixture:
 # schema, sha256, BLAS, and identical evidence again with 2 threads and as merged shards
 # (run_article.py). The first of those runs is the regression gate's (tests/golden/regression.cmake,
 # golden.fixture.run: the same experiments, model and flags), so the 22 runs are not made twice;

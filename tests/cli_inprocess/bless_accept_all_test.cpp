@@ -1,4 +1,4 @@
-// bless on a terminal (issue #24): "accept all" with regressions among the runs left lists them
+// bless on a terminal: "accept all" with regressions among the runs left lists them
 // and asks for one typed confirmation (it asked once per regression: 30 times for 30 runs); and
 // after a parameter change, bless offers to retire the golden runs that a new run of the same
 // cell replaced (the pairing of compare/run_pairing.hpp), instead of keeping them until --prune.

@@ -245,7 +245,7 @@ TEST_F(Bless, YesRefusesARegressionUnlessAccepted) {
                R"re(1 accepted, 0 rejected, 0 skipped; wrote 1 golden file)re", ""});
 }
 
-// Issue 13, done when: "bless --run ID changes only that run in the golden file". Off a terminal
+// "bless --run ID changes only that run in the golden file". Off a terminal
 // --run is the confirmation.
 TEST_F(Bless, RunChangesOnlyThatRun) {
   json two = golden_doc();
@@ -266,7 +266,7 @@ TEST_F(Bless, RunChangesOnlyThatRun) {
                R"re(--run "greedy/p0/nope": no run with this id in .*changed.json)re", Stderr::one_line});
 }
 
-// Issue 13, done when: "bless with a run missing from the evidence lists it and keeps it without --prune".
+// "bless with a run missing from the evidence lists it and keeps it without --prune".
 TEST_F(Bless, MissingRunIsListedAndKeptUnlessPruned) {
   json two = golden_doc();
   const std::string second = add_second_greedy_run(two);
@@ -320,7 +320,7 @@ TEST_F(Bless, IntoAFileIsRefusedBeforeAnything) {
   EXPECT_EQ(read_bytes(file), "keep\n");
 }
 
-// Issue 11: an evidence file naming an experiment that would leave DIR is refused, nothing written.
+// An evidence file naming an experiment that would leave DIR is refused, nothing written.
 TEST_F(Bless, HostileExperimentNameIsRefused) {
   for (const std::string& name : std::vector<std::string>{"../outside", "a/b", std::string(65, 'x'), "bell\x07"}) {
     SCOPED_TRACE(name);

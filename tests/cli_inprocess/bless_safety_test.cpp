@@ -1,4 +1,4 @@
-// Issue 25: `genrepro bless` against a second bless and against a kill (docs/bless.md, "A second
+// `genrepro bless` against a second bless and against a kill (docs/bless.md, "A second
 // bless, and a kill"), and the dirty-tree check that counts only paths outside DIR. The evidence
 // is tests/cli/data/diff/golden.json and one-edit copies of it.
 #include <cstdlib>

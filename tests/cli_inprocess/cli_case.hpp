@@ -1,7 +1,7 @@
 #pragma once
 // A CLI case as data: the arguments of one `genrepro` command and what its output must show,
 // checked in-process (tests/support/cli_capture.hpp) against the engine linked into this binary.
-// These cases were subprocess tests (tests/cli/*.cmake, before issue #10); tests/cli/README.md
+// These cases were subprocess tests (tests/cli/*.cmake); tests/cli/README.md
 // maps each old test name to its case here.
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-// The CLI conventions of issue #24: `help VERB` is `VERB --help`; typed placeholders in help;
+// The CLI's conventions: `help VERB` is `VERB --help`; typed placeholders in help;
 // generate's prompt from a file or standard input (bounded like every reader) and its
 // llama.cpp-style aliases, which must give the very same ids as the long flags; and one rule for
 // output files' missing parent directories in every verb that writes: they are created.

@@ -1,4 +1,4 @@
-// The consistency layer through the verbs (issue 25): a golden edited in one field is refused by
+// The consistency layer through the verbs: a golden edited in one field is refused by
 // diff with exit 2 and one line when its tokenizer is at hand; without it the texts are not
 // checked, the note says so, and diff still compares every text against the golden's — candidate
 // texts included, so a tokenizer regression in a max_new_tokens 0 run is a regression (exit 1).

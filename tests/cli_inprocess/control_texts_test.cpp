@@ -1,4 +1,4 @@
-// Tokens given as text through the verbs (issue 23), on the tiny fixture: generate's llama.cpp
+// Tokens given as text through the verbs, on the tiny fixture: generate's llama.cpp
 // logit_bias text never lets its tokens be picked, an hf bad_words_ids text blocks its sequence and
 // the evidence records the text and its ids, the reader refuses a control_texts entry whose ids the
 // tokenizer does not give, a text giving the same ids as before changes no output, and a bad text is

@@ -1,4 +1,4 @@
-// genrepro diff --sensitivity / --allow-fragile on the command line (issue 22): the flags, their
+// genrepro diff --sensitivity / --allow-fragile on the command line: the flags, their
 // messages and exit codes, and the fragility block in text and --json, with a matrix that
 // `sensitivity --compare` builds from golden/fixture's greedy run and the same file again. Which
 // divergence gets which label is tests/unit/compare/fragility_test.cpp's, on planted flips.

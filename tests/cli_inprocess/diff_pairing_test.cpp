@@ -1,4 +1,4 @@
-// genrepro diff across a parameter change (issue #24): the 2 prompts x 3 temperatures x 5 seeds
+// genrepro diff across a parameter change: the 2 prompts x 3 temperatures x 5 seeds
 // grid run on the tiny fixture, then the same grid with top_p 0.9 -> 0.95. Every run id changes
 // (ids hash every parameter), so matching by id alone sees 30 missing and 30 extra runs; pairing
 // by experiment, prompt, seed and grid position gives 30 pairs, each with the parameter change as
@@ -93,7 +93,7 @@ TEST_F(DiffPairing, JsonPairsTheSameCellAndNamesTheChange) {
   }
 }
 
-// By id only (--pair-by none) the same two files are what the issue saw: all missing and extra.
+// By id only (--pair-by none) the same two files are all missing and extra.
 TEST_F(DiffPairing, ByIdOnlyEverythingIsMissingAndExtra) {
   const CliResult r = genrepro({"diff", golden(), current(), "--pair-by", "none", "--brief"});
   EXPECT_EQ(r.exit, 1);

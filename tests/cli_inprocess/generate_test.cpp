@@ -58,7 +58,7 @@ const std::vector<CliCase> kBadFlags = {
      R"re(--max-new-tokens -1: allowed: a whole number from 0 to 9223372036854775807 in decimal digits; 0 records only the first prediction)re",
      Stderr::one_line},
     {"threads_zero", gen({"--threads", "0"}), 2, "", R"re(--threads 0: allowed: a whole number from 1 to 256)re", Stderr::one_line},
-    // The frameworks' controls (issue 23): values read as JSON, checked as in experiment files.
+    // The frameworks' controls: values read as JSON, checked as in experiment files.
     {"top_n_sigma_nan", gen({"--framework", "llama.cpp", "--top-n-sigma", "nan"}), 2, "",
      R"re(^genrepro: error: --top-n-sigma = nan is not allowed; allowed: a finite number \(<= 0 turns it off, e\.g\. -1\) \(the value is read as JSON\)\n$)re",
      Stderr::one_line},
@@ -88,7 +88,7 @@ const std::vector<CliCase> kOnTheFixture = {
     {"temperature_zero_is_greedy", gen({"--model", tiny_model(), "--no-cache", "--temperature", "0", "--ids"}), 0, "",
      R"re(\(greedy, recompute\))re"},
     {"seed_means_sample", gen({"--model", tiny_model(), "--seed", "42", "--ids"}), 0, "", R"re(\(sample, kv cache\))re"},
-    // A cap beyond the context is refused, as in experiment files (issue 13); the largest allowed
+    // A cap beyond the context is refused, as in experiment files; the largest allowed
     // cap fills the context exactly.
     {"cap_beyond_context",
      {"generate", "--prompt", "the river bank was", "--model", tiny_model(), "--max-new-tokens", "500", "--ids", "--top-k",

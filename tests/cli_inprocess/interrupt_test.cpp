@@ -1,4 +1,4 @@
-// SIGINT and SIGTERM during `genrepro run` (issue 11; docs/resume.md), in-process: a watcher
+// SIGINT and SIGTERM during `genrepro run` (docs/resume.md), in-process: a watcher
 // thread sends the signal to this process once the checkpoint holds a given number of lines, the
 // way a user's Ctrl-C or a scheduler's SIGTERM arrives, and run's own handler (cli/interrupt.hpp)
 // stops the grid. Each time: exit 128 + N, the evidence file that was there before byte for byte

@@ -1,4 +1,4 @@
-// Broken model directories through the CLI (issue #2): each missing, truncated or corrupt model
+// Broken model directories through the CLI: each missing, truncated or corrupt model
 // file gives ONE line on stderr naming the file and the problem, and exit code 2 - never an
 // internal error (exit 3). tests/cli/scripts/make_broken_models.py copies the tiny fixture once
 // per case and breaks exactly one thing in the copy (ctest fixture broken_models); the case names
@@ -77,7 +77,7 @@ const std::vector<BrokenModel> kViaModelFlag = {
     {"vocab_garbage", R"re(vocab file '.*/vocab_garbage/vocab\.json' is not valid JSON \(error at byte [0-9]+\))re"},
     {"merges_garbage",
      R"re(merges file '.*/merges_garbage/merges\.txt': line 2 "this line has three tokens" is not two tokens separated by one space)re"},
-    // The model against its tokenizer, and config.json's token ids against vocab_size (issue 25).
+    // The model against its tokenizer, and config.json's token ids against vocab_size.
     {"vocab_1000",
      R"re(.*/vocab_1000/config\.json: vocab_size = 1000 is less than the 50257 ids of .*/vocab_1000/vocab\.json \(largest id 50256\); allowed: at least 50257)re"},
     {"eos_null_vocab_1000",
@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(BrokenModel, ModelInRun, ::testing::ValuesIn(kViaRun), 
 
 // NaN weights pass every load check; the distribution they give is stopped before the draw
 // (engine/token_picker.hpp check_distribution), so torch::multinomial never sees it: bad input,
-// exit 2, one line after the model note naming the step (issue 15: no input ends in exit 3).
+// exit 2, one line after the model note naming the step (no input may end in exit 3).
 TEST(InternalError, NanWeightsStopBeforeTheDrawExit2) {
   // Every mode: sampled, greedy (argmax of NaN would print id 0 three times), first prediction.
   for (const std::vector<std::string>& mode :

@@ -1,4 +1,4 @@
-// --numerics, --batch, --allow-inexact-batch on run and generate (issue 16, docs/numerics.md):
+// --numerics, --batch, --allow-inexact-batch on run and generate (docs/numerics.md):
 // bad values are one line and exit 2 before anything runs; a batch the probe did not prove is
 // refused unless allowed; --check-equivalence compares batched runs with the same runs alone;
 // generate's path line, its context limit (exit 2, as in experiment files), and --stream, whose

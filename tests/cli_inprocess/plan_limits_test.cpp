@@ -1,4 +1,4 @@
-// Issue 25: what `run` would write is checked before work starts, in `plan`, `run` and `generate`
+// What `run` would write is checked before work starts, in `plan`, `run` and `generate`
 // alike. Each bad case is one edit of a real file (an article experiment, the tiny fixture's
 // config.json and weights via make_broken_models.py) with a control that the unedited file passes.
 #include <functional>

@@ -46,7 +46,7 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     nlohmann::json tampered = evidence;
     scale_step_probabilities(tampered["runs"][0]["steps"][kTamperedStep], kProbFactor);
     dir_->write("tampered_prob.json", tampered.dump(2));
-    // Issue 22: one step's logits digest changed (a valid digest of other logits): the replay's
+    // One step's logits digest changed (a valid digest of other logits): the replay's
     // own logits no longer hash to it, while every probability still agrees.
     nlohmann::json digest = evidence;
     digest["runs"][0]["steps"][kTamperedStep]["logits_digest"] = "xxh64:0000000000000000";

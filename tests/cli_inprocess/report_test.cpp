@@ -55,7 +55,7 @@ TEST(Report, OutIsAFile) {
   EXPECT_EQ(read_bytes(out), evidence);
 }
 
-// Issue 13: "report --golden on fixture evidence with one mutated token shows a verdict section
+// "report --golden on fixture evidence with one mutated token shows a verdict section
 // that names that run"; "report A.json B.json shows a labelled side-by-side table".
 TEST(Report, GoldenVerdictAndLabelledAB) {
   const ScratchDir scratch("report");

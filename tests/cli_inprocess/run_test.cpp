@@ -1,4 +1,4 @@
-// genrepro run / merge / env (issue #5): a malformed experiment file is one line, exit 2, and an
+// genrepro run / merge / env: a malformed experiment file is one line, exit 2, and an
 // existing --out untouched; bad flags; the environment block; KV cache vs recompute.
 // (The article's experiments end to end stay a subprocess test: tests/cli/run_article.py.)
 #include <string>

@@ -1,6 +1,6 @@
-// Issue 15 in-process: every hostile example of the issue gives one stderr line and exit 2 (or
-// its documented success), never exit 3, a hang or a run before the check. Evidence edits are
-// made to a copy of hand-made test evidence (tests/cli/data/diff, not goldens).
+// Hostile input, in-process: every case gives one stderr line and exit 2 (or its documented
+// success), never exit 3, a hang or a run before the check (the rules: docs/validation.md).
+// Evidence edits are made to a copy of hand-made test evidence (tests/cli/data/diff, not goldens).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,7 +111,7 @@ TEST(Validation, FlagsAreCheckedBeforeTheFirstToken) {
                  R"re(^genrepro: error: --temperature = 1e-38 is not allowed; allowed: 0 \(greedy\) or a number from 1e-30 to 1e\+30)re");
 }
 
-// A grid is counted from its lists' lengths before it is expanded (issue 11): a billion runs is
+// A grid is counted from its lists' lengths before it is expanded: a billion runs is
 // refused with its exact count, in milliseconds and without the memory; --max-runs moves the
 // limit both ways, across files too.
 TEST(Validation, GridsAreCountedBeforeTheyAreExpanded) {

@@ -97,7 +97,7 @@ def fixed_logits():
         torch.randn(VOCAB, generator=g) * 3.0,   # peaked, like a confident prediction
         torch.randn(VOCAB, generator=g) * 1.5,   # spread, like a long tail
         torch.randn(VOCAB, generator=g) * 2.0 - torch.arange(VOCAB) * 1e-4,
-        torch.tensor([3.0, 2.0, 1.0]),           # the worked example
+        torch.tensor([3.0, 2.0, 1.0]),           # docs/sampling.md's worked example
         torch.tensor([1.0, 1.0, 0.0, -1.0]),     # a tie at the top
         torch.tensor([1.5, -0.1, 2.1, -0.9]),    # where the article's and HF's top-p part (docs/sampling.md)
         torch.randn(64, generator=g),

@@ -1,4 +1,4 @@
-# Issue 22's draw records (steps[].draw) held to torch's own generator (tests/reference/draw_margin.py):
+# The draw records (steps[].draw) held to torch's own generator (tests/reference/draw_margin.py):
 # every sampled article run is replayed with its recorded tokens, the Python forward pass and the
 # article's chain, torch.Generator().manual_seed(seed), and at each step a clone of the generator's
 # state draws q = exponential_() for the race; the recorded runner-up must be the second-best ratio

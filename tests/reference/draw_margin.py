@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""genrepro's recorded draw margins (steps[].draw, issue 22) held to torch's own generator.
+"""genrepro's recorded draw margins (steps[].draw) held to torch's own generator.
 
 For every sampled article run in the evidence given (framework article, rng torch, temperature
 > 0, at least one new token), the run is replayed with its recorded tokens on the model in --model:

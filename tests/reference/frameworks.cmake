@@ -1,4 +1,4 @@
-# Issue 23: genrepro's framework chains against the frameworks' own code (docs/sampling.md, "What was
+# genrepro's framework chains against the frameworks' own code (docs/sampling.md, "What was
 # compared"). Hugging Face's processors are plain PyTorch (tests/reference/hf_processors.py, no
 # transformers needed); llama.cpp's samplers are its prebuilt libllama from the npm package
 # @node-llama-cpp/linux-x64@3.22.1 (scripts/setup.sh --tests installs it, sha256-pinned), driven

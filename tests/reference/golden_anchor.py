@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""golden/fixture held to the Python references on every test run (issue 26): the gate's anchor.
+"""golden/fixture held to the Python references on every test run: the gate's anchor.
 
 golden/fixture is blessed evidence (genrepro bless), and the regression gate diffs every run
 against it; this check ties those blessed tokens to code that is not genrepro's. The ids the Python

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The independent reference for evidence's logits_digest (issue 22): XXH64 as computed by
+"""The independent reference for evidence's logits_digest: XXH64 as computed by
 libxxhash itself (Debian's libxxhash0, Yann Collet's reference implementation, through ctypes) of
 float32 rows built with numpy, written to tests/data/logits-digest.json. The C++ side
 (tests/unit/evidence/logits_digest_test.cpp) builds the same rows from the same integer formula

@@ -4,7 +4,7 @@ each YAML file is loaded (python3-yaml), every `run:` / `script:` line that call
 taken, the CI variables are given sample values, and the line is checked with
 `genrepro --parse-only ...` (verb, flags, value types; nothing runs). Control: the same check
 refuses a line with a misspelled flag, so it can fail. Every recipe's report step passes --golden,
-so the artifact opens with the verdict (issue #24)."""
+so the artifact opens with the verdict."""
 import argparse
 import glob
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""genrepro bless on a real pseudo-terminal (issue 13: "the interactive review is tested through a
-pseudo-terminal, with accept, reject and skip each checked").
+"""genrepro bless on a real pseudo-terminal: the interactive review tested through a
+pseudo-terminal, with accept, reject and skip each checked.
 
 The binary runs with stdin, stdout and stderr on a pty (so isatty(0) is true, as for a person), and
 this script answers each prompt as it appears. Checked: the review shows each changed run with its

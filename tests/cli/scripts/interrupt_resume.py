@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""genrepro run interrupted and resumed, as a process sees it (issue 11; docs/resume.md).
+"""genrepro run interrupted and resumed, as a process sees it (docs/resume.md).
 
 A grid of 56 runs is started for real and stopped part-way with SIGKILL (once the checkpoint holds
 15 finished runs): the evidence file that was there before is byte for byte intact, the checkpoint

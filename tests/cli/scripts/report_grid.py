@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The report of an experiment grid (issue 24): its summaries' numbers, recomputed here from
+"""The report of an experiment grid: its summaries' numbers, recomputed here from
 evidence.json alone, and its page rendered in headless Chromium.
 
   make      `genrepro run` of a grid on the tiny fixture model: 2 prompts x 3 temperatures x 50

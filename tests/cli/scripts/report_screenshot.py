@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
-"""A headless Chromium screenshot of `genrepro report --golden`, checked on its pixels (issue 13:
-"report --golden on fixture evidence with one mutated token shows a verdict section that names that
-run, and a headless Chromium screenshot of the page shows it"; issue 26: the page is not blank, not
-cut, and every chart shows its axes).
+"""A headless Chromium screenshot of `genrepro report --golden`, checked on its pixels:
+report --golden on fixture evidence with one mutated token shows a verdict section that names that
+run, the page is not blank, not cut, and every chart shows its axes.
 
 The evidence is golden/fixture's runs pooled into one file with one token of one run changed, so
 exactly that run differs. Chromium renders the whole page (the viewport as tall as the document):
@@ -612,8 +611,8 @@ def check_report(a, browser, scratch, report, mutated, evidence, Image, ImageCho
             fail("the rendered page lacks %r" % expected)
     geometry = geometry_of(dom)
     if geometry["width"] > WIDTH:
-        # Issue 24: the sources table's sha256 column made the page 1292 px wide in a 1280 px
-        # window; checksums and paths now break, so nothing may widen the page.
+        # Checksums and paths break (an unbroken sha256 column once made the page 1292 px wide
+        # in a 1280 px window), so nothing may widen the page.
         fail("the page is %d px wide in a %d px window" % (geometry["width"], WIDTH))
     if not 0 < geometry["height"] <= MAX_HEIGHT:
         fail("the page is %d px tall; this test renders pages up to %d px" % (geometry["height"], MAX_HEIGHT))

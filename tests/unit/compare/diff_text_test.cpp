@@ -1,5 +1,5 @@
 // diff's text for many differing runs (grouped by cause), --brief (one line per run that parted)
-// and whole checksums (issue #24: 30 regressions were 744 lines, and a sha256 was cut in the
+// and whole checksums (30 regressions once took 744 lines, and a sha256 was cut in the
 // middle). Hand-made runs: 12 with one regression of the same kind at different steps, 1 with
 // another cause.
 #include <string>

@@ -1,4 +1,4 @@
-// diff on framework runs (issue 23): a changed framework, control or stage count is a named
+// diff on framework runs: a changed framework, control or stage count is a named
 // cause in the text, the JSON, JUnit and the annotations; pairing pairs runs across such a change
 // and says what changed. The evidence is the real binary's (tests/data/frameworks/README.md:
 // `genrepro run` of two experiment files on the tiny fixture), so every run holds the stages and

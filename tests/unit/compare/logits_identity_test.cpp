@@ -1,4 +1,4 @@
-// Issue 22 in diff: whether two runs' logits were bit-identical at every step, by their steps'
+// The logits digests in diff: whether two runs' logits were bit-identical at every step, by their steps'
 // logits digests (true / false at the first differing step / null without digests or across
 // algorithms), beside the verdict and never changing it; the text says so in one clause of the
 // summary line only when runs agree within the tolerance on other logits, and is otherwise byte

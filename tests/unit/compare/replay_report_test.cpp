@@ -1,5 +1,5 @@
-// replay's text names steps as every other verb does, "new token N (steps[N-1])" (issue #24: it
-// said "step 22"), on a hand-made report: the drift's max at steps[3], own pick parting at
+// replay's text names steps as every other verb does, "new token N (steps[N-1])" (not
+// "step 22"), on a hand-made report: the drift's max at steps[3], own pick parting at
 // steps[5]. The engine's own replay: tests/unit/engine/replay_test.cpp.
 #include "compare/replay_report.hpp"
 

@@ -1,4 +1,4 @@
-// The sensitivity matrix's diverged entry with the draws (issue 22): a sampled run that flips at a
+// The sensitivity matrix's diverged entry with the draws: a sampled run that flips at a
 // planted step reports both cells' steps[].draw there (the reference's draw came within 0.004 of
 // picking the cell's token, and the cell's within 0.003 of the reference's); a greedy divergence,
 // or evidence from before the field, reports null.

@@ -1,4 +1,4 @@
-// Issue 22's classic experiment and the cache axis on hand-made cells: copies of one run whose
+// The classic nondeterminism experiment and the cache axis on hand-made cells: copies of one run whose
 // completions are planted (so the distinct counts are known on paper), and a KV-cache cell whose
 // run ids differ from the reference's only by use_cache.
 #include "compare/sensitivity.hpp"

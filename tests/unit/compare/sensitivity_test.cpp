@@ -114,7 +114,7 @@ TEST(Sensitivity, NoFlipMeansNoThreshold) {
   EXPECT_NE(sensitivity_markdown(m).find("No run diverged in any cell"), std::string::npos);
 }
 
-// ---- the per-step logits digests (issue 22): "identical" is proven only where both cells have them ----
+// ---- the per-step logits digests: "identical" is proven only where both cells have them ----
 
 std::vector<StepRecord> with_digests(std::vector<StepRecord> steps, const std::string& last_digit_of_step_1) {
   for (std::size_t k = 0; k < steps.size(); ++k) steps[k].logits_digest = "xxh64:00000000000000" + std::string("0") + std::to_string(k);

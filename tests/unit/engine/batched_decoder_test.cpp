@@ -1,4 +1,4 @@
-// Issue 16's proofs that no speed-up changes a bit within a numerics mode, on the tiny fixture:
+// Proofs that no speed-up changes a bit within a numerics mode, on the tiny fixture:
 // a preallocated KV cache against one grown step by step, a run started from a shared prefill
 // against a fresh prefill, a batched step against each row alone (reference: where the probe
 // proved it; tiled: always), and whole runs decoded in batches against run_generation alone.
@@ -196,7 +196,7 @@ void expect_same_records(const GenerationResult& a, const GenerationResult& b, c
   for (size_t s = 0; s < a.steps.size(); ++s) {
     const StepRecord &x = a.steps[s], &y = b.steps[s];
     ASSERT_EQ(x.token_id, y.token_id) << what << " step " << s;
-    // Issue 22: a batch's row of logits is bit for bit the lone run's, so is its digest.
+    // A batch's row of logits is bit for bit the lone run's, so is its digest.
     ASSERT_TRUE(x.logits_digest.has_value() && y.logits_digest.has_value()) << what << " step " << s;
     ASSERT_EQ(*x.logits_digest, *y.logits_digest) << what << " step " << s;
     ASSERT_EQ(std::memcmp(&x.prob, &y.prob, sizeof x.prob), 0) << what << " step " << s;

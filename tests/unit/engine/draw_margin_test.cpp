@@ -1,4 +1,4 @@
-// Issue 22: how close a sampled step's draw came to another token (steps[].draw), held to
+// How close a sampled step's draw came to another token (steps[].draw), held to
 // references that do not share the race's code:
 //  - the exponential race (torch picker, portable picker, Hugging Face's sampler): torch's own
 //    ops on a clone of the generator, q = empty(V).exponential_(1, clone), ratios = p / q, the two

@@ -1,6 +1,6 @@
 // The fast top-p filters (a radix sort of the values, no index sort) against the literal forms
 // (torch::sort and all) on thousands of random and adversarial vectors: the same kept set and the
-// same logits, bit for bit, ties included (issue 16: a speed-up must not change a bit). Each
+// same logits, bit for bit, ties included (a speed-up must not change a bit). Each
 // vector also goes through the whole chain and the final softmax, as the loop uses it.
 //
 // The fast forms hand a vector to the literal one when the last kept value also occurs among the

@@ -1,4 +1,4 @@
-// Issue 23: the frameworks' chains on hand-checked cases (docs/sampling.md's worked examples), and
+// The frameworks' chains on hand-checked cases (docs/sampling.md's worked examples), and
 // on the tiny fixture: history-dependent stages in the batched decoder (each run its own history)
 // and the step records a framework run writes.
 #include <cmath>
@@ -183,7 +183,7 @@ TEST(FrameworkSampler, HistoryDependentStagesInBatchesRecordWhatEachRunRecordsAl
     for (size_t s = 0; s < b.steps.size(); ++s) {
       EXPECT_EQ(std::memcmp(&b.steps[s].prob, &alone.steps[s].prob, sizeof(double)), 0) << "run " << i << " step " << s;
       EXPECT_EQ(b.steps[s].kept, alone.steps[s].kept);
-      ASSERT_TRUE(alone.steps[s].logits_digest.has_value());  // issue 22: the batch's row is the lone run's
+      ASSERT_TRUE(alone.steps[s].logits_digest.has_value());  // the batch's row is the lone run's
       EXPECT_EQ(b.steps[s].logits_digest, alone.steps[s].logits_digest) << "run " << i << " step " << s;
       ASSERT_EQ(b.steps[s].stages.size(), alone.steps[s].stages.size());
       for (size_t k = 0; k < b.steps[s].stages.size(); ++k) EXPECT_EQ(b.steps[s].stages[k].kept, alone.steps[s].stages[k].kept);

@@ -30,7 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The issue's bound on |C++ logit - reference logit|. The C++ forward and the Python reference
+// The bound on |C++ logit - reference logit|. The C++ forward and the Python reference
 // issue the same libtorch 1.13 ops on the same operands, so recompute agrees to the bit (measured
 // max 0). The cached path computes the same sums in other gemm shapes (one query row instead of
 // T), which moved the fixture's logits (range about +-20) by at most 1.6e-5, ~8 float32 ulps.

@@ -1,4 +1,4 @@
-// Issue 22 in the engine: every step's logits_digest is of the model's full raw float32 row, before
+// The logits digest in the engine: every step's logits_digest is of the model's full raw float32 row, before
 // temperature, filters and the frameworks' penalties (so the same row gives the same digest
 // whatever the sampler settings), the max_new_tokens 0 first prediction included; and on the tiny
 // fixture, the row the model computes. Batched vs alone: batched_decoder_test.cpp and

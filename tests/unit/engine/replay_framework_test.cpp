@@ -1,4 +1,4 @@
-// replay of framework runs (issue 23) on the tiny fixture: Hugging Face and llama.cpp runs whose
+// replay of framework runs on the tiny fixture: Hugging Face and llama.cpp runs whose
 // stages read the history (penalties, n-gram bans) replay through their own chain, fed the golden
 // prefix, with zero drift and the same stage counts; a tampered probability, a tampered penalty
 // and a tampered history each show where they were made; a tampered stage count is shown and does

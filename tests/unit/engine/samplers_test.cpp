@@ -1,5 +1,5 @@
 // Samplers on 3-5-token distributions checked by hand (llama.cpp's test-sampling.cpp style), the
-// worked example of issue #4 in both orders, and where the article's and Hugging Face's top-p
+// worked example of docs/sampling.md in both orders, and where the article's and Hugging Face's top-p
 // rules part in float32 (docs/sampling.md).
 #include "engine/samplers.hpp"
 

@@ -1,4 +1,4 @@
-// Issue 22's steps[].draw in the evidence: written after entropy only where a draw was recorded,
+// steps[].draw in the evidence: written after entropy only where a draw was recorded,
 // read back as written, optional on read (evidence from before it reads and writes as ever), and
 // refused with one-line messages where it cannot be what the writer made: a runner-up that is the
 // chosen token or outside the vocabulary, a margin below 0 or not finite, one token kept, a draw

@@ -88,7 +88,7 @@ TEST(EvidenceMerge, ThreeShardsGiveTheUnshardedEvidence) {
   EXPECT_EQ(evidence_text(merged), evidence_text(expected));
 }
 
-// Issue 22: each run's steps keep their logits digests through the files (a run is in exactly one
+// Each run's steps keep their logits digests through the files (a run is in exactly one
 // shard, so no two shards can hold the same run with other digests: that is refused as a run
 // given twice, RefusesMissingDuplicateAndForeignRuns).
 TEST(EvidenceMerge, ShardsKeepEachStepsLogitsDigest) {

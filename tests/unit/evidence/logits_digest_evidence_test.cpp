@@ -1,4 +1,4 @@
-// Issue 22's step field in the evidence: written last in every step that has it, read back as
+// The steps' logits_digest in the evidence: written last in every step that has it, read back as
 // written, optional on read (evidence from before it reads as ever), its form and its presence at
 // every step of a run or none checked with one-line messages; checkpoints and merged shards carry
 // it unchanged.

@@ -1,4 +1,4 @@
-// Issue 22's logits digest: the evidence's value for a float32 row equals libxxhash's own XXH64 of
+// The logits digest: the evidence's value for a float32 row equals libxxhash's own XXH64 of
 // the same floats (tests/data/logits-digest.json, made by tests/reference/logits_digest_reference.py
 // with numpy and libxxhash), for every tail length; one ulp anywhere changes it; and the form the
 // reader accepts.

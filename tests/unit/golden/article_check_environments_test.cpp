@@ -1,4 +1,4 @@
-// check-article on merged evidence from mixed machines (issue 21): each fact names the environment
+// check-article on merged evidence from mixed machines: each fact names the environment
 // of the runs it rests on where that differs from the reference (the evidence's own environment,
 // or the golden's), in the table, in one line per environment, and in --json; nothing of it when
 // the environments agree.

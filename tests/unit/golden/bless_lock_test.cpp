@@ -1,4 +1,4 @@
-// Issue 25: bless is safe against a second bless and against a kill (golden/golden_journal.hpp).
+// bless is safe against a second bless and against a kill (golden/golden_journal.hpp).
 // A second bless of a locked directory is refused; a bless stopped between its renames (the test
 // hook throws where a kill would land) is finished by the next one; files a bless left before it
 // had decided are removed; a golden outside git is recorded as "not in git".

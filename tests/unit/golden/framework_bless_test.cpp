@@ -1,4 +1,4 @@
-// bless on framework runs (issue 23): a run whose framework or a control of its chain changed has
+// bless on framework runs: a run whose framework or a control of its chain changed has
 // a new id, so the review sees a new run and a missing one; bless pairs them by their experiment
 // cell and names the change on both lines, framework keys included. Evidence: the real binary's
 // (tests/data/frameworks/README.md).

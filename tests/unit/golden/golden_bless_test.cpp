@@ -84,7 +84,7 @@ TEST(GoldenFileName, PlainNamesAreTheFileName) {
   EXPECT_EQ(golden_file_name(std::string(kMaxGoldenNameLength, 'a')), std::string(kMaxGoldenNameLength, 'a') + ".json");
 }
 
-// Issue 11: nothing in an evidence file can make bless write outside DIR or a hidden file in it.
+// Nothing in an evidence file can make bless write outside DIR or a hidden file in it.
 TEST(GoldenFileName, NamesThatCouldLeaveTheDirectoryAreRefused) {
   const std::vector<std::string> hostile = {"../etc/passwd", "a/b", "..", ".", ".hidden", "", std::string("a\0b", 3),
                                             "a\x1b[31m", "tab\there", std::string(kMaxGoldenNameLength + 1, 'a'), "/abs",
@@ -175,7 +175,7 @@ TEST_F(GoldenBless, TokenTextsCannotDriveTheTerminal) {
   EXPECT_EQ(shown.find('\x1b'), std::string::npos);
 }
 
-// Issue 13's finding: a run missing from the evidence vanished from the golden without a word.
+// A run missing from the evidence must not vanish from the golden without a word.
 TEST_F(GoldenBless, MissingRunIsKeptInPlaceWithoutPruneAndRemovedWithIt) {
   const EvidenceFile all{"e.json", evidence_of({run_of("x/a", "x", 1), run_of("x/b", "x", 2), run_of("x/c", "x", 3)})};
   const BlessPlan first = plan_bless(all, golden());

@@ -1,4 +1,4 @@
-// Issue 25: every token id config.json names is checked against its vocab_size before work
+// Every token id config.json names is checked against its vocab_size before work
 // starts, the default EOS included: a config of vocab_size 1000 with "eos_token_id": null would
 // have stopped at 50256, an id the model cannot produce. Each case is one edit of GPT-2's config.
 #include "model/model_config.hpp"

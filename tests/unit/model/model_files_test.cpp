@@ -219,7 +219,7 @@ TEST(ResolveModel, HfHomeAndUserCache) {
   EXPECT_NE(m.source_note.find("[$HF_HOME/hub]"), std::string::npos) << m.source_note;
 }
 
-// huggingface_hub's rule (issue 25): only the first of $HF_HUB_CACHE, $HF_HOME/hub,
+// huggingface_hub's rule: only the first of $HF_HUB_CACHE, $HF_HOME/hub,
 // $XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub that is set is the cache. One set
 // without gpt2 does not fall through to ~/.cache's gpt2: the fixture is used (and said) instead.
 TEST(ResolveModel, OnlyTheFirstHfCacheThatIsSetIsSearched) {

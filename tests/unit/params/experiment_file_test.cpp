@@ -52,7 +52,7 @@ TEST(ExperimentSpec, MinimalGreedyFileFillsDefaults) {
 }
 
 TEST(ExperimentSpec, IssueExampleExpandsToSevenRunsInOrder) {
-  // The example from issue #5: 1 greedy + 3 temperatures + 3 seeds + 1 sampler-order run.
+  // An example experiment file: 1 greedy + 3 temperatures + 3 seeds + 1 sampler-order run.
   const std::string text = R"({
     "name": "temperature",
     "description": "Sampling at three temperatures with one seed (article: Temperature).",

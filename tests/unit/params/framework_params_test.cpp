@@ -39,7 +39,7 @@ TEST(FrameworkPresets, ArticleParamsWriteExactlyTheKeysTheyAlwaysDid) {
   EXPECT_EQ(keys_of(params_to_json(p)),
             (std::vector<std::string>{"mode", "temperature", "top_k", "top_p", "seed", "sampler_order", "top_p_rule", "rng",
                                       "max_new_tokens", "stop_at_eos", "use_cache", "top_candidates"}));
-  // And an experiment without "framework" expands to the same params as an article entry always had.
+  // And an experiment without "framework" expands to the article's params, byte for byte.
   const ExperimentSpec spec = parse_experiment(with_run(R"({"mode": "sample", "temperature": 0.7, "top_p": 0.9, "seed": 42})"), "x.json");
   EXPECT_EQ(spec.runs[0].params.sampling.framework, Framework::article);
   EXPECT_EQ(params_to_json(spec.runs[0].params).dump(),

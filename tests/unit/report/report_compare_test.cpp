@@ -275,7 +275,7 @@ TEST(ReportCharts, ManyRunsBecomePanelsOnOneAxis) {
   EXPECT_THROW(file(files, "kept-per-step-4.svg"), std::runtime_error);
 }
 
-// Issue 24: one label ("T=1 p=0.9 seed=42") named different runs in two panels; with two prompts
+// One label ("T=1 p=0.9 seed=42") could name different runs in two panels; with two prompts
 // each legend names its run's prompt.
 TEST(ReportCharts, LegendsNameThePromptWhenThereAreSeveral) {
   RunRecord other = sampled("x/b", "x", 1, 2, 3);
@@ -287,7 +287,7 @@ TEST(ReportCharts, LegendsNameThePromptWhenThereAreSeveral) {
   EXPECT_THAT(file(one, "kept-per-step.svg").content, HasSubstr(">T=1 top_p=0.9 seed=42</text>")) << "one prompt: no need to name it";
 }
 
-// Issue 24: "a seed's colour changes from chart to chart". A greedy run first, then a sampled one:
+// A seed's colour must not change from chart to chart. A greedy run first, then a sampled one:
 // the sampled run is the kept-set chart's first series and the probability chart's second, in
 // the same colour in both.
 TEST(ReportCharts, ARunKeepsItsColourInEveryChart) {
@@ -313,7 +313,7 @@ TEST(ReportCharts, LongLegendLabelsAreNotCut) {
   EXPECT_THAT(svg_line_chart(chart), HasSubstr(">" + label + "</text>"));
 }
 
-// Symlinks at output paths (issue 11; docs/report.md): a report file that is a link is replaced by
+// Symlinks at output paths (docs/report.md): a report file that is a link is replaced by
 // a regular file; the link's target is never written through.
 TEST(ReportWrite, ALinkInTheOutputDirectoryIsReplacedNotFollowed) {
   namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// report on merged evidence from mixed machines (issue 21): which runs ran where, next to the
+// report on merged evidence from mixed machines: which runs ran where, next to the
 // golden's environment in the verdict and next to the file's own in "Where this came from", in
 // Markdown and HTML, the field-by-field details folded; nothing of it when the environments agree.
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// report --golden --sensitivity (issue 22): the verdict labels each run whose tokens diverged
+// report --golden --sensitivity: the verdict labels each run whose tokens diverged
 // known-fragile or unexpected, by diff --sensitivity's rules, with a summary line; without a
 // matrix the verdict table is what it was. The matrix and the flips are planted
 // (tests/unit/compare/planted_flip.hpp).

@@ -1,4 +1,4 @@
-// The report's run labels and groupings know the frameworks (issue 23): a llama.cpp or Hugging
+// The report's run labels and groupings know the frameworks: a llama.cpp or Hugging
 // Face run is named by its framework and the controls it turns on, and never shares a group (the
 // "Sampler order" section's "differing only in order", a step chart's series) with an article run
 // of the same article keys.

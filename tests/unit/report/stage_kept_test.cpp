@@ -1,4 +1,4 @@
-// The report's kept set per stage (issue 23) on evidence the real binary wrote
+// The report's kept set per stage on evidence the real binary wrote
 // (tests/data/frameworks/README.md): every framework run gets a summary row and a step table whose
 // columns are its stages and whose cells are the counts in the evidence file, read here from the
 // JSON text itself (not through the reader the report uses); article runs get none; many runs fold.

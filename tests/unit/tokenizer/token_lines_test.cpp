@@ -1,4 +1,4 @@
-// Issue 25: `tokenize` input is read as written. --decode ids above int64 are not wrapped into an
+// `tokenize` input is read as written. --decode ids above int64 are not wrapped into an
 // id nobody wrote (18446744073709551615 was reported as "token id -1"), and an --input line that
 // names "text" twice is refused instead of silently taking the last one. Controls: the same
 // inputs without the edit are accepted.
