@@ -35,13 +35,21 @@ std::vector<float> softmax(const std::vector<float>& x);
 // (cumsum_cpu_kernel accumulates in acc_type<float> = double).
 std::vector<float> cumsum(const std::vector<float>& x);
 
+// Vectorized<float>::log(): Sleef_logf8_u10 (its xlogf_u1, double-float arithmetic with FMA),
+// transcribed; glibc's logf differs from it in the last bit now and then.
+float log(float x);
+
 // torch.log_softmax(x, -1) of a row (_vec_log_softmax_lastdim): max, the sum of exp(x - max) in
-// lane order, its std::log, then (x - max) - log(sum).
+// lane order, its log, then (x - max) - log(sum).
 std::vector<float> log_softmax(const std::vector<float>& x);
 
-// A plain float sum from the first element to the last, for the reductions whose order in
-// libtorch (its cascade sum over vector registers) is not written out here: sum, nansum,
-// logsumexp's sum. Their results may differ from torch's in the last bits.
-float ordered_sum(const float* v, size_t n);
+// torch.sum / torch.nansum of a contiguous float32 row with one intra-op thread (SumKernel.cpp's
+// cascade_sum, float accumulators): rows of 8 or more as 8-float vectors, summed 4 at a time in
+// a cascade of 4 levels (level_step 2^max(4, ceil(log2 n) / 4)), the leftover vectors into the
+// first, the 4 partials folded, then the elements past the last whole vector and the 8 lanes in
+// order onto 0; shorter rows as 4 scalar partials. `ignore_nan`: NaN counts as 0 (nansum). With
+// more intra-op threads, libtorch splits rows of 32,768 or more between them and sums otherwise;
+// genrepro's runs use one (engine/run_environment.cpp).
+float cascade_sum(const float* v, size_t n, bool ignore_nan = false);
 
 }  // namespace genrepro::sampling::aten

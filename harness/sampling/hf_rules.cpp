@@ -128,12 +128,9 @@ void typical(std::vector<float>& scores, double mass) {
   if (n == 0) return;
   // normalized = log_softmax(scores); p = exp(normalized); ent = -(normalized * p).nansum(-1)
   const std::vector<float> normalized = aten::log_softmax(scores);
-  std::vector<float> terms;
-  for (float v : normalized) {
-    const float term = v * aten::exp(v);
-    if (!std::isnan(term)) terms.push_back(term);  // nansum: -inf * 0 is NaN and counts as 0
-  }
-  const float ent = -aten::ordered_sum(terms.data(), terms.size());
+  std::vector<float> terms(n);
+  for (size_t i = 0; i < n; ++i) terms[i] = normalized[i] * aten::exp(normalized[i]);
+  const float ent = -aten::cascade_sum(terms.data(), n, /*ignore_nan=*/true);  // -inf * 0 is NaN: counted as 0
   // shifted_scores = torch.abs((-normalized) - ent); sorted ascending
   std::vector<float> shifted(n);
   for (size_t i = 0; i < n; ++i) shifted[i] = std::fabs((-normalized[i]) - ent);
@@ -175,14 +172,14 @@ void eta(std::vector<float>& scores, double eps) {
   if (std::isinf(max)) max = 0;
   std::vector<float> shifted_exp(n);
   for (size_t i = 0; i < n; ++i) shifted_exp[i] = aten::exp(scores[i] - max);
-  const float logsumexp = std::log(aten::ordered_sum(shifted_exp.data(), n)) + max;
+  const float logsumexp = aten::log(aten::cascade_sum(shifted_exp.data(), n)) + max;
   std::vector<float> logits(n);
   for (size_t i = 0; i < n; ++i) logits[i] = scores[i] - logsumexp;
   // entropy = -(clamp(logits, finfo.min) * softmax(logits)).sum(-1)
   const std::vector<float> probs = aten::softmax(logits);
   std::vector<float> terms(n);
   for (size_t i = 0; i < n; ++i) terms[i] = std::max(logits[i], std::numeric_limits<float>::lowest()) * probs[i];
-  const float entropy = -aten::ordered_sum(terms.data(), n);
+  const float entropy = -aten::cascade_sum(terms.data(), n);
   // eta = torch.min(epsilon, torch.sqrt(epsilon) * torch.exp(-entropy)), epsilon a float32 tensor
   const float epsilon_f = static_cast<float>(eps);
   const float cutoff = std::min(epsilon_f, std::sqrt(epsilon_f) * aten::exp(-entropy));

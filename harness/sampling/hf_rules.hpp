@@ -2,11 +2,8 @@
 // Hugging Face generate()'s logits processors and warpers on a plain float32 row of scores [V] in
 // id order, in place: engine/framework_sampler.cpp's hf:: functions (transformers'
 // generation/logits_process.py, the class each names) written as the same float32 operations in
-// the same order. Temperature, top-k and top-p are the article chain's (article_rules.hpp).
-//
-// Where torch's own order of a reduction is not written out (sum, nansum: its cascade sum), the
-// sum here runs from the first element to the last (aten::ordered_sum), so typical_p's entropy and
-// eta_cutoff's may differ from the engine's in their last bits (docs/sampling.md).
+// the same order (sampling/aten_float.hpp for exp, log, softmax, cumsum and the sums). Temperature,
+// top-k and top-p are the article chain's (article_rules.hpp).
 #include <cstdint>
 #include <vector>
 

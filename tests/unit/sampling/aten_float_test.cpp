@@ -20,7 +20,9 @@ TEST(AtenFloat, LaneSumAddsEightAccumulatorsThenFoldsThem) {
   const float big = 16777216.0f;
   std::vector<float> v = {big, 1, 0, 1, 0, 0, 0, 0};
   EXPECT_EQ(aten::lane_sum(v.data(), v.size()), big + 2);
-  EXPECT_EQ(aten::ordered_sum(v.data(), v.size()), big);
+  float in_order = 0;
+  for (float x : v) in_order += x;
+  EXPECT_EQ(in_order, big);
   // Ones in lanes 2 and 1 meet big first: ((big + 0) + (1 + 0)) rounds back to big.
   std::vector<float> w = {big, 1, 1, 0, 0, 0, 0, 0};
   EXPECT_EQ(aten::lane_sum(w.data(), w.size()), big);
@@ -33,6 +35,30 @@ TEST(AtenFloat, LaneSumAddsEightAccumulatorsThenFoldsThem) {
   tail[3] = 1;
   tail[9] = 1;
   EXPECT_EQ(aten::lane_sum(tail.data(), tail.size()), big + 2);
+}
+
+TEST(AtenFloat, CascadeSumAddsLikeMagnitudesFirst) {
+  // 16 vectors of 8 in 4 partials of 4 vectors each: only lane 0 of the first partial meets 2^24
+  // (element 0) one 1 at a time, losing those 3 ones to rounding (2^24 + 1 is no float); the other
+  // 124 ones are summed among themselves first and survive. One after another, all 127 are lost.
+  std::vector<float> v(128, 1.0f);
+  v[0] = 16777216.0f;
+  EXPECT_EQ(aten::cascade_sum(v.data(), v.size()), 16777216.0f + 124.0f);
+  // Under 8 values: 4 scalar partials, the fifth value joining the first.
+  std::vector<float> few = {16777216.0f, 1.0f, 1.0f, 0.0f, 1.0f};  // (2^24 + 1) + 1 + 1 + 0
+  EXPECT_EQ(aten::cascade_sum(few.data(), few.size()), 16777216.0f);
+  // nansum: NaN counts as 0 in its place.
+  std::vector<float> nan = {1.0f, std::nanf(""), 2.0f};
+  EXPECT_EQ(aten::cascade_sum(nan.data(), nan.size(), /*ignore_nan=*/true), 3.0f);
+}
+
+TEST(AtenFloat, LogEdgesAsSleef) {
+  EXPECT_EQ(aten::log(1.0f), 0.0f);
+  EXPECT_EQ(aten::log(0.0f), -kInf);
+  EXPECT_EQ(aten::log(kInf), kInf);
+  EXPECT_TRUE(std::isnan(aten::log(-1.0f)));
+  EXPECT_NEAR(aten::log(2.0f), 0.6931472f, 1e-7);
+  EXPECT_NEAR(aten::log(1e-40f), -92.10340f, 1e-4);  // a subnormal, scaled by 2^64 first
 }
 
 TEST(AtenFloat, CumsumAccumulatesInDouble) {
