@@ -71,7 +71,10 @@ SamplingParams parse_params(const std::string& value) {
       if (parsed.value.contains(key))
         throw UsageError(given.label + ": " + key + ": is a key of the generation loop, which sample does not run (it applies the chain to "
                          "the logits given); remove it");
-  const nlohmann::json experiment = {{"name", "sample"}, {"prompts", {"sample"}}, {"runs", {parsed.value}}};
+  nlohmann::json experiment = nlohmann::json::object();
+  experiment["name"] = "sample";
+  experiment["prompts"] = nlohmann::json::array({"sample"});
+  experiment["runs"] = nlohmann::json::array({parsed.value});
   ExperimentSpec spec;
   try {
     spec = parse_experiment(experiment.dump(), given.label);
