@@ -26,6 +26,7 @@ void setup_verbs(CLI::App& app, VerbContext& ctx) {
   // The order here is the order --help lists them: the loop, then evidence, then tools.
   setup_generate(app, ctx);
   setup_tokenize(app, ctx);
+  setup_sample(app, ctx);
   setup_plan(app, ctx);
   setup_run(app, ctx);
   setup_diff(app, ctx);

@@ -65,6 +65,8 @@ IntegerRange integer_flag_range(const std::string& spelling, bool is_unsigned) {
   if (flag == "--max-new-tokens") return {0, kInt64Max, "0 records only the first prediction"};
   if (flag == "--top-k") return {0, kInt64Max, "0 turns top-k off"};
   if (flag == "--top-candidates") return {0, kInt64Max};
+  if (flag == "--eos") return {0, kInt64Max, "a token id"};
+  if (flag == "--max-kept") return {0, kInt64Max, "0 lists no ids"};
   if (is_unsigned) return {0, std::numeric_limits<uint64_t>::max()};
   return {std::numeric_limits<int64_t>::min(), kInt64Max};
 }

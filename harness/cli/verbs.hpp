@@ -108,6 +108,7 @@ void on_verb(CLI::App& verb, VerbContext& ctx, std::function<void()> action);
 
 void setup_generate(CLI::App& app, VerbContext& ctx);
 void setup_tokenize(CLI::App& app, VerbContext& ctx);
+void setup_sample(CLI::App& app, VerbContext& ctx);
 void setup_run(CLI::App& app, VerbContext& ctx);
 void setup_plan(CLI::App& app, VerbContext& ctx);
 void setup_diff(CLI::App& app, VerbContext& ctx);

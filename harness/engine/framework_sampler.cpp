@@ -2,7 +2,7 @@
 // same ATen ops, in the same order, on the same [1, V] float32 scores as transformers'
 // generation/logits_process.py (the class each function names), so they agree with it bit for bit
 // on the same libtorch; tests/reference/hf_processors.py is the independent plain-PyTorch
-// transcription they are held to. llama.cpp's chain is engine/llama_cpp_chain.hpp.
+// transcription they are held to. llama.cpp's chain is sampling/llama_cpp_chain.hpp.
 #include "engine/framework_sampler.hpp"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "engine/llama_cpp_chain.hpp"
+#include "sampling/llama_cpp_chain.hpp"
 #include "engine/samplers.hpp"
 #include "engine/token_picker.hpp"
 #include "params/framework_params.hpp"

@@ -17,7 +17,7 @@ std::unique_ptr<ChainStage> make_top_p_stage(TopPRule rule, double p) {
   switch (rule) {
     case TopPRule::article: return std::make_unique<TopPStage>(p);
     case TopPRule::hf: return std::make_unique<TopPHfStage>(p);
-    case TopPRule::llama_cpp: break;  // framework llama.cpp's (llama_cpp_chain.hpp)
+    case TopPRule::llama_cpp: break;  // framework llama.cpp's (sampling/llama_cpp_chain.hpp)
   }
   throw std::logic_error("TopPRule out of range");  // a bug: every enumerator is handled above
 }

@@ -50,10 +50,10 @@ std::string not_an_object(const std::string& text, Expect expect) {
          std::to_string(text.size()) + " bytes)";
 }
 
-// The rules every chunk passes, whatever it was read from: no NUL byte, no more than the limit,
+// The rules every chunk passes, whatever it was read from: no NUL byte (for text), no more than the limit,
 // and the start a JSON object needs. Returns the problem, or empty after appending the chunk.
 std::string append_checked(std::string& text, const char* chunk, std::size_t n, uint64_t max_bytes, Expect expect) {
-  if (const void* nul = std::memchr(chunk, '\0', n)) {
+  if (const void* nul = expect == Expect::bytes ? nullptr : std::memchr(chunk, '\0', n)) {
     const std::size_t offset = text.size() + static_cast<std::size_t>(static_cast<const char*>(nul) - chunk);
     return "byte " + std::to_string(offset) + " is NUL: binary data, not a text file";
   }

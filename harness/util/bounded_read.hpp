@@ -20,6 +20,8 @@ inline constexpr uint64_t kMaxModelConfigBytes = uint64_t(1) << 20;    // 1 MiB:
 inline constexpr uint64_t kMaxTokenizerFileBytes = uint64_t(64) << 20; // 64 MiB: GPT-2's vocab.json is 1 MB
 inline constexpr uint64_t kMaxArticleFactsBytes = uint64_t(1) << 20;   // 1 MiB: the facts are a few KB
 inline constexpr uint64_t kMaxTokenizeInputBytes = uint64_t(64) << 20;  // 64 MiB of JSON lines
+// 512 MiB: `sample`'s logits, ~2,600 rows of GPT-2's 50,257 as .npy float32, ~800 as JSON lines.
+inline constexpr uint64_t kMaxLogitsInputBytes = uint64_t(512) << 20;
 
 // The path that means standard input.
 inline constexpr const char* kStdinPath = "-";
@@ -27,8 +29,9 @@ inline constexpr const char* kStdinPath = "-";
 // What the text must be. A JSON object starts with '{' after white space: an input that is
 // already longer than kSniffBytes without doing so (`yes |`, a log, a binary without NULs) is
 // refused there instead of at the limit. Shorter ones are left to the parser, whose message
-// names the line and column.
-enum class Expect { text, json_object };
+// names the line and column. `bytes` takes NUL bytes too, for a binary format (.npy) whose own
+// reader checks it.
+enum class Expect { text, json_object, bytes };
 inline constexpr uint64_t kSniffBytes = uint64_t(64) << 10;
 
 struct BoundedRead {
@@ -39,7 +42,7 @@ struct BoundedRead {
 
 // Reads all of `path` ("-": standard input) if it holds at most max_bytes bytes. Problems: no
 // such file, a directory, cannot open (the system's reason), a read error, more than max_bytes
-// (reading stops within one 64 KiB chunk past it), a NUL byte (not a text file).
+// (reading stops within one 64 KiB chunk past it), a NUL byte (not a text file) unless Expect::bytes.
 BoundedRead read_bounded(const std::string& path, uint64_t max_bytes, Expect expect = Expect::text);
 // The same rules for a stream already open (the CLI's standard input, which tests replace).
 BoundedRead read_bounded(std::istream& in, uint64_t max_bytes, Expect expect = Expect::text);

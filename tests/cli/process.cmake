@@ -38,6 +38,19 @@ genrepro_cli_test(NAME cli.process.exit3_engine_library_missing EXIT 3 ONE_LINE_
   BINARY ${_lonely}/genrepro FIXTURES lonely_binary NEEDS_MODEL
   COMMAND ${_gen} --model ${GENREPRO_TINY_MODEL})
 
+# `sample` is model-free: the same lonely copy runs it (no engine library beside it to open), and
+# its bad input is one line on the real stderr, exit 2. tests/layering's no_libtorch.py shows the
+# loader's own trace of it naming no libtorch.
+set(_sample ${CMAKE_SOURCE_DIR}/tests/cli/data/sample)
+genrepro_cli_test(NAME cli.process.sample_without_engine_library EXIT 0
+  STDOUT "^\\{\"index\":0,\"stages\":.*\"pick\":[0-9]+.*\n\\{\"index\":1,"
+  STDERR "^sample: 2 rows of 4 logits \\(jsonl\\); framework article, stages \\[temperature, top_k, top_p\\]"
+  BINARY ${_lonely}/genrepro FIXTURES lonely_binary
+  COMMAND sample ${_sample}/logits.jsonl --params "{\"mode\": \"sample\", \"top_p\": 0.7, \"seed\": 42}")
+genrepro_cli_test(NAME cli.process.sample_ragged_rows_exit2 EXIT 2 ONE_LINE_STDERR
+  STDERR "^genrepro: error: .*ragged.jsonl: row 1 \\(line 2\\): 2 logits, where row 0 \\(line 1\\) has 4"
+  COMMAND sample ${_sample}/ragged.jsonl --params "{\"mode\": \"greedy\"}")
+
 # The engine opened on first use: the model note and the stop line are all of stderr.
 genrepro_cli_test(NAME cli.process.generate_exit0 EXIT 0 NEEDS_MODEL
   STDOUT "^\\[[0-9]+(,[0-9]+){4}\\]\n$"

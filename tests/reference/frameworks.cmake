@@ -57,3 +57,16 @@ add_test(NAME reference.frameworks.cached_loops
 set_tests_properties(reference.frameworks.cached_loops PROPERTIES
   LABELS "reference" FIXTURES_REQUIRED "tiny_model;framework_loop_hf;framework_loop_llama" TIMEOUT 300
   ENVIRONMENT "GENREPRO_FRAMEWORK_LOOP_HF=${framework_loop_hf};GENREPRO_FRAMEWORK_LOOP_LLAMA_CPP=${framework_loop_llama};${portable_kernels}")
+
+# The model-free chain (harness/sampling/, what `genrepro sample` runs) on the same vectors, in the
+# unit binary: no libtorch in the process, the same hashes and picks (tests/unit/sampling/reference_vectors_test.cpp).
+add_test(NAME reference.frameworks.plain_chain_hf_vectors
+  COMMAND genrepro_unit_tests --gtest_filter=PlainChainReference.HuggingFace*)
+set_tests_properties(reference.frameworks.plain_chain_hf_vectors PROPERTIES
+  LABELS "reference" FIXTURES_REQUIRED framework_vectors TIMEOUT 300
+  ENVIRONMENT "GENREPRO_FRAMEWORK_VECTORS=${framework_vectors}")
+add_test(NAME reference.frameworks.plain_chain_llama_cpp_vectors
+  COMMAND genrepro_unit_tests --gtest_filter=PlainChainReference.LlamaCpp*)
+set_tests_properties(reference.frameworks.plain_chain_llama_cpp_vectors PROPERTIES
+  LABELS "reference" FIXTURES_REQUIRED "framework_vectors;llama_cpp_vectors" TIMEOUT 300
+  ENVIRONMENT "GENREPRO_FRAMEWORK_VECTORS=${framework_vectors}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")

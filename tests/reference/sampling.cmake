@@ -25,3 +25,9 @@ add_test(NAME reference.golden_fixture_anchor
           --golden ${CMAKE_SOURCE_DIR}/golden/fixture --loop-ids ${article_loop_ids})
 set_tests_properties(reference.golden_fixture_anchor PROPERTIES
   LABELS "reference;golden" FIXTURES_REQUIRED article_loop_ids TIMEOUT 60)
+# The model-free chain (harness/sampling/) on the same fixed-logits picks, in the unit binary.
+add_test(NAME reference.article_fixed_logits.plain_chain
+  COMMAND genrepro_unit_tests --gtest_filter=PlainChainReference.Article*)
+set_tests_properties(reference.article_fixed_logits.plain_chain PROPERTIES
+  LABELS "reference" FIXTURES_REQUIRED article_loop_ids TIMEOUT 300
+  ENVIRONMENT "GENREPRO_ARTICLE_FIXED_LOGITS=${article_fixed_logits}")

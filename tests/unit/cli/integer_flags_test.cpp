@@ -53,6 +53,7 @@ std::vector<std::string> base_args(const std::string& verb) {
       {"plan", {"plan", "x.json"}},
       {"replay", {"replay", "golden.json"}},
       {"sensitivity", {"sensitivity", "x.json", "--out", "sens"}},
+      {"sample", {"sample", "rows.jsonl", "--params", "{}"}},
   };
   const auto it = kBase.find(verb);
   return it == kBase.end() ? std::vector<std::string>{verb} : it->second;
@@ -76,7 +77,7 @@ TEST(IntegerFlags, TheCommandLineHasTheIntegerFlagsThisTestExpects) {
   for (const IntegerFlag& f : integer_flags()) found.push_back(f.verb + " " + f.flag);
   for (const char* expected : {"generate --max-new-tokens", "generate --top-k", "generate --threads", "generate --batch",
                                "run --threads", "run --max-runs", "run --top-candidates", "run --batch",
-                               "plan --max-runs", "plan --threads", "replay --threads"})
+                               "plan --max-runs", "plan --threads", "replay --threads", "sample --eos", "sample --max-kept"})
     EXPECT_NE(std::find(found.begin(), found.end(), expected), found.end()) << expected;
 }
 

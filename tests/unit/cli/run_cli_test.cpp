@@ -40,7 +40,7 @@ TEST(RunCli, MistypedVerbSuggestsTheNearest) {
   EXPECT_EQ(r.err, "genrepro: error: 'generat' is not a verb; did you mean 'generate'? (see 'genrepro --help')\n");
   EXPECT_TRUE(engine.generated.empty());
   EXPECT_EQ(cli({"xyzzy"}, engine).err, "genrepro: error: 'xyzzy' is not a verb (see 'genrepro --help')\n");
-  EXPECT_NE(cli({}, engine).err.find("give a verb: generate, tokenize, plan, run, diff"), std::string::npos);
+  EXPECT_NE(cli({}, engine).err.find("give a verb: generate, tokenize, sample, plan, run, diff"), std::string::npos);
 }
 
 TEST(RunCli, MistypedFlagSuggestsTheNearestFlagOfThatVerb) {

@@ -17,7 +17,7 @@
 #include <torch/torch.h>
 
 #include "engine/framework_sampler.hpp"
-#include "engine/llama_cpp_chain.hpp"
+#include "sampling/llama_cpp_chain.hpp"
 #include "engine/token_picker.hpp"
 
 namespace genrepro {

@@ -13,7 +13,7 @@
 #include "engine/framework_sampler.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
-#include "engine/llama_cpp_chain.hpp"
+#include "sampling/llama_cpp_chain.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/numerics_probe.hpp"
 #include "evidence/environment.hpp"

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/framework_sampler.hpp"
-#include "engine/llama_cpp_chain.hpp"
+#include "sampling/llama_cpp_chain.hpp"
 #include "unit/engine/framework_reference.hpp"
 #include "util/errors.hpp"
 

@@ -1,7 +1,7 @@
 // llama.cpp's samplers over its candidate array (llama_cpp_chain.hpp). Every function states the
 // rule it follows; the order of operations and the types are llama.cpp's on purpose (a float sum
 // stays a float sum), since the comparison tests hold the result to llama.cpp's own library.
-#include "engine/llama_cpp_chain.hpp"
+#include "sampling/llama_cpp_chain.hpp"
 
 #include <algorithm>
 #include <cassert>
@@ -133,18 +133,6 @@ void temperature(Candidates& cur, float temp) {
 }
 
 }  // namespace
-
-Candidates::Candidates(const float* logits, size_t n) : storage_(n) {
-  for (size_t i = 0; i < n; ++i) storage_[i] = Candidate{static_cast<int32_t>(i), logits[i], 0.0f};
-  data = storage_.data();
-  size = n;
-}
-
-int64_t Candidates::finite_count() const {
-  int64_t n = 0;
-  for (size_t i = 0; i < size; ++i) n += data[i].logit != -INFINITY ? 1 : 0;
-  return n;
-}
 
 PenaltyWindow penalty_window(const std::vector<int64_t>& history, int64_t last_n) {
   PenaltyWindow w;

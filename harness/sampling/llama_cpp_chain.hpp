@@ -9,7 +9,8 @@
 // compared in the same way (a.logit > b.logit), and the arithmetic is its float32 arithmetic
 // (expf, logf, powf, float sums; double only where llama.cpp uses double).
 //
-// No libtorch: the engine turns the final array into a [V] distribution (framework_sampler.cpp).
+// No libtorch: the engine turns the final array into a [V] distribution (framework_sampler.cpp),
+// and the model-free chain (sampling/chain.hpp) runs the same functions as its llama.cpp preset.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -17,35 +18,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sampling/candidates.hpp"
+
 namespace genrepro::llama_cpp {
 
-// llama_token_data.
-struct Candidate {
-  int32_t id;
-  float logit;
-  float p;
-};
-
-// llama_token_data_array over a buffer it owns: data points into `storage` (llama.cpp lets a
-// sampler move it; none here does), size shrinks as stages cut, `sorted` says data is in
-// descending logit order, `selected` is the index dist picked.
-class Candidates {
- public:
-  // Every token of the vocabulary in id order, logits as given, p 0: what llama_sampler_sample
-  // builds from the logits.
-  Candidates(const float* logits, size_t n);
-
-  Candidate* data = nullptr;
-  size_t size = 0;
-  int64_t selected = -1;
-  bool sorted = false;
-
-  // The candidates whose logit is not -infinity: a stage's kept-set count.
-  int64_t finite_count() const;
-
- private:
-  std::vector<Candidate> storage_;
-};
+// The candidate array (sampling/candidates.hpp), under the names llama.cpp's samplers use.
+using Candidate = sampling::Candidate;
+using Candidates = sampling::Candidates;
 
 // The token counts of the penalties' window: the last `last_n` tokens of `history` (all of them
 // when last_n is -1 or longer than the history), prompt included: what llama-completion accepts
