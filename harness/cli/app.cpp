@@ -190,6 +190,7 @@ int run_cli(const std::vector<std::string>& given, Console& io, EngineVerbs& eng
   // Every request is checked once more where it crosses into the engine (request_checks.hpp).
   CheckedEngine checked(engine);
   VerbContext ctx{io, checked};
+  ctx.args = given;
   // --parse-only (first, before the verb): check that a command line parses (the verb, its flags,
   // value types, required arguments) and run nothing; how the CI recipes' lines are tested.
   ctx.parse_only = !given.empty() && given.front() == "--parse-only";

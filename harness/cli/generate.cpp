@@ -221,14 +221,14 @@ inline constexpr uint64_t kMaxPromptBytes = kMaxExperimentBytes;
 // exactly one. The text is used as read, trailing newline included: the prompt is exactly the
 // bytes given.
 std::string prompt_from(const GenerateOptions& o, Console& io) {
-  const int given = int(o.prompt.has_value()) + int(o.positional.has_value()) + int(o.prompt_file.has_value());
-  if (given == 0)
-    throw UsageError("give the text to continue: genrepro generate \"TEXT\", --prompt TEXT (-p), --prompt - (standard input) "
-                     "or --prompt-file PATH (-f)");
-  if (given > 1)
-    throw UsageError(std::string(o.prompt_file ? "--prompt-file" : "--prompt") + " and " +
-                     (o.positional ? "the positional prompt " + quoted_excerpt(*o.positional, 40) : std::string("--prompt")) +
-                     " both give the prompt; give one");
+  std::vector<std::string> sources;
+  if (o.prompt) sources.push_back("--prompt");
+  if (o.positional) sources.push_back("the positional prompt " + quoted_excerpt(*o.positional, 40));
+  if (o.prompt_file) sources.push_back("--prompt-file");
+  if (sources.empty())
+    throw UsageError("give the text to continue: --prompt TEXT, --prompt - (standard input) or --prompt-file PATH "
+                     "(also: the text as the one argument, -p TEXT, -f PATH)");
+  if (sources.size() > 1) throw UsageError(sources[0] + " and " + sources[1] + " both give the prompt; give one");
   const std::optional<std::string>& inline_text = o.prompt ? o.prompt : o.positional;
   if (inline_text && *inline_text != kStdinPath) return *inline_text;
   const std::string flag = inline_text ? (o.prompt ? "--prompt -" : "-") : "--prompt-file " + *o.prompt_file;
@@ -248,24 +248,36 @@ std::string other_spellings(const ParamRow& row) {
   return others.empty() ? "" : " [also " + joined(others, ", ") + "]";
 }
 
-// One spelling of a row's flag: numbers typed (CLI11 reads them, flag_kinds.hpp checks them),
-// everything else kept as text for read_texts. Spellings after the first are hidden from the
-// help, which names them on the first.
-void add_param_flag(CLI::App& cmd, const std::shared_ptr<GenerateOptions>& o, const ParamRow& row, const FlagSpelling& spelling,
-                    const std::string& help) {
+// Whether `arg` gives the flag spelled `spelling`: "--temp", "--temp=0.7", or "-s42" for a short one.
+bool typed_as(const std::string& arg, const std::string& spelling) {
+  if (arg == spelling || arg.rfind(spelling + "=", 0) == 0) return true;
+  return spelling.size() == 2 && spelling[1] != '-' && arg.size() > 2 && arg.compare(0, 2, spelling) == 0;
+}
+
+// Which spelling of each given flag the command line used (the last one typed wins, as its value).
+void note_spellings(GenerateOptions& o, const std::vector<std::string>& args) {
+  for (auto& [key, flag] : o.given)
+    for (const std::string& arg : args)
+      for (const FlagSpelling& f : param(key).flags)
+        if (typed_as(arg, f.text)) flag.spelling = &f;
+}
+
+// A row's flag with every spelling (CLI11 reads them as one option): numbers typed (CLI11 reads
+// them, flag_kinds.hpp checks them), everything else kept as text for read_texts.
+void add_param_flag(CLI::App& cmd, const std::shared_ptr<GenerateOptions>& o, const ParamRow& row, const std::string& help) {
   const std::string key = row.key;
-  const FlagSpelling* sp = &spelling;
-  CLI::Option* opt = nullptr;
+  std::vector<std::string> names;
+  for (const FlagSpelling& f : row.flags) names.push_back(f.text);
+  const std::string spellings = joined(names, ",");
   if (!row.is_control() && row.kind == ParamKind::real) {
-    opt = cmd.add_option_function<double>(spelling.text, [o, key, sp](double v) { o->given[key] = {v, "", sp}; }, help);
+    cmd.add_option_function<double>(spellings, [o, key](double v) { o->given[key] = {v, "", nullptr}; }, help);
   } else if (!row.is_control() && row.kind == ParamKind::integer) {
-    opt = cmd.add_option_function<int64_t>(spelling.text, [o, key, sp](int64_t v) { o->given[key] = {v, "", sp}; }, help);
+    cmd.add_option_function<int64_t>(spellings, [o, key](int64_t v) { o->given[key] = {v, "", nullptr}; }, help);
   } else {
-    opt = cmd.add_option_function<std::string>(spelling.text,
-                                               [o, key, sp](const std::string& t) { o->given[key] = {nullptr, t, sp}; }, help);
+    CLI::Option* opt = cmd.add_option_function<std::string>(
+        spellings, [o, key](const std::string& t) { o->given[key] = {nullptr, t, nullptr}; }, help);
     if (row.kind == ParamKind::seed) opt->type_name("UINT64");
   }
-  if (sp != &row.flags.front()) opt->group("");
 }
 
 }  // namespace
@@ -317,10 +329,11 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     }
     const std::string help = row.is_control() ? owners_of(row) + " " + row.key + " (JSON): " + row.allowed()
                                               : std::string(row.help) + other_spellings(row);
-    for (const FlagSpelling& f : row.flags) add_param_flag(*cmd, o, row, f, help);
+    add_param_flag(*cmd, o, row, help);
   }
   on_verb(*cmd, ctx, [o, &ctx] {
     GenerateRequest request;
+    note_spellings(*o, ctx.args);
     request.params = run_params_from(*o);
     note_foreign_spellings(*o, request.params.sampling.framework, ctx.io.err);
     request.model = o->model;

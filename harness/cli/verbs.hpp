@@ -101,6 +101,7 @@ struct VerbContext {
   EngineVerbs& engine;
   int exit_code = kExitOk;
   bool parse_only = false;  // --parse-only: the command line parsed; run nothing
+  std::vector<std::string> args;  // the command line as given: which spelling of a flag was typed
 };
 
 // Makes `action` the verb's callback, unless the command line only asks whether it parses.

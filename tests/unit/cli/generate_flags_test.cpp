@@ -133,7 +133,7 @@ TEST(GenerateFlags, ThePromptAsAnArgumentAFileOrStandardInput) {
   EXPECT_EQ(two.result.err, "genrepro: error: --prompt and the positional prompt \"text\" both give the prompt; give one\n");
   const Generated none = generate({"-n", "3"});
   EXPECT_EQ(none.result.exit, kExitBadInput);
-  EXPECT_NE(none.result.err.find("--prompt-file PATH (-f)"), std::string::npos) << none.result.err;
+  EXPECT_NE(none.result.err.find("(also: the text as the one argument, -p TEXT, -f PATH)"), std::string::npos) << none.result.err;
 }
 
 TEST(GenerateFlags, HelpNamesTheOtherSpellings) {
