@@ -53,6 +53,19 @@ std::string short_number(double v) {
   return s;
 }
 
+// A value as a person reads it: stage names joined by `stage_separator`, names bare, numbers in
+// their shortest round-trip form, anything else as JSON.
+std::string value_text(const ParamRow& row, const ordered_json& v, const char* stage_separator) {
+  if (row.kind == ParamKind::stages) {
+    std::string out;
+    for (const auto& stage : v) out += (out.empty() ? "" : stage_separator) + stage.get<std::string>();
+    return out;
+  }
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return number_text(v.get<double>());
+  return v.dump();
+}
+
 bool sampled(const RunParams& p) { return p.sampling.mode == DecodeMode::sample; }
 
 // ----- the frameworks' scalar controls: one reader and writer for all, by member -----
@@ -464,27 +477,12 @@ bool written_in_evidence(const ParamRow& row, const RunParams& p) {
 
 std::string label_value(const ParamRow& row, const RunParams& p) {
   const ordered_json v = row.get(p);
-  if (row.kind == ParamKind::stages) {
-    std::string out;
-    for (const auto& stage : v) out += (out.empty() ? "" : "→") + stage.get<std::string>();
-    return out;
-  }
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return number_text(v.get<double>());
   if (v.is_boolean()) return v.get<bool>() ? "on" : "off";
-  return v.dump();
+  return value_text(row, v, "→");
 }
 
 std::string csv_value(const ParamRow& row, const RunParams& p) {
-  const ordered_json v = row.get(p);
-  if (row.kind == ParamKind::stages) {
-    std::string out;
-    for (const auto& stage : v) out += (out.empty() ? "" : " ") + stage.get<std::string>();
-    return out;
-  }
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return number_text(v.get<double>());
-  return v.dump();
+  return value_text(row, row.get(p), " ");
 }
 
 RunParams framework_defaults(Framework f, DecodeMode mode) {

@@ -92,7 +92,7 @@ struct ParamRow {
   // params/framework_params.cpp).
   bool (*in_range)(const RunParams&) = nullptr;
 
-  bool is_control() const { return frameworks != kEveryFramework && kind != ParamKind::name; }
+  bool is_control() const { return frameworks != kEveryFramework; }
   bool list_valued() const { return kind == ParamKind::token_list; }
   bool has(Framework f) const { return (frameworks & framework_bit(f)) != 0; }
   const char* primary_flag() const { return flags.empty() ? nullptr : flags.front().text; }

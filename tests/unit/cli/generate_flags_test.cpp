@@ -18,17 +18,7 @@
 namespace genrepro::cli {
 namespace {
 
-class RecordingEngine final : public EngineVerbs {
- public:
-  int generate(const GenerateRequest& r, Console&) override {
-    generated.push_back(r);
-    return kExitOk;
-  }
-  int run(const RunRequest&, Console&) override { return kExitOk; }
-  int replay(const ReplayRequest&, Console&) override { return kExitOk; }
-  int env(const EnvRequest&, Console&) override { return kExitOk; }
-  std::vector<GenerateRequest> generated;
-};
+using test_support::RecordingEngine;
 
 struct Generated {
   test_support::VerbResult result;

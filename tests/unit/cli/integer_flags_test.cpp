@@ -18,25 +18,7 @@
 namespace genrepro::cli {
 namespace {
 
-class RecordingEngine final : public EngineVerbs {
- public:
-  int generate(const GenerateRequest& r, Console&) override {
-    generated.push_back(r);
-    return kExitOk;
-  }
-  int run(const RunRequest& r, Console&) override {
-    ran.push_back(r);
-    return kExitOk;
-  }
-  int replay(const ReplayRequest& r, Console&) override {
-    replayed.push_back(r);
-    return kExitOk;
-  }
-  int env(const EnvRequest&, Console&) override { return kExitOk; }
-  std::vector<GenerateRequest> generated;
-  std::vector<RunRequest> ran;
-  std::vector<ReplayRequest> replayed;
-};
+using test_support::RecordingEngine;
 
 using Result = test_support::VerbResult;
 

@@ -19,6 +19,27 @@ class NoEngine final : public EngineVerbs {
   int env(const EnvRequest&, Console&) override { return 99; }
 };
 
+// Keeps every request that reaches the engine, and succeeds.
+class RecordingEngine final : public EngineVerbs {
+ public:
+  int generate(const GenerateRequest& r, Console&) override {
+    generated.push_back(r);
+    return kExitOk;
+  }
+  int run(const RunRequest& r, Console&) override {
+    ran.push_back(r);
+    return kExitOk;
+  }
+  int replay(const ReplayRequest& r, Console&) override {
+    replayed.push_back(r);
+    return kExitOk;
+  }
+  int env(const EnvRequest&, Console&) override { return kExitOk; }
+  std::vector<GenerateRequest> generated;
+  std::vector<RunRequest> ran;
+  std::vector<ReplayRequest> replayed;
+};
+
 struct VerbResult {
   int exit = -1;
   std::string out, err;
