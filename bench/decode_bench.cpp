@@ -23,7 +23,6 @@
 #include "engine/numerics_probe.hpp"
 #include "engine/run_environment.hpp"
 #include "engine/step_evidence.hpp"
-#include "engine/token_picker.hpp"
 #include "evidence/environment.hpp"
 #include "bench_fixtures.hpp"
 #include "model/fixture_model.hpp"
@@ -83,14 +82,14 @@ void bench_sampler_and_record(benchmark::State& state, const Loaded* loaded) {
   s.temperature = 1.0;
   s.top_p = 0.9;
   s.sampler_order = {genrepro::SamplerStage::temperature, genrepro::SamplerStage::top_p};
-  const genrepro::SamplerChain chain = genrepro::build_sampler_chain(s);
-  genrepro::TorchMultinomialPicker picker(42);
+  s.seed = 42;
+  genrepro::RunChain chain(s, kPromptIds, 50256);
   const genrepro::TokenText text = [](int64_t id) { return std::to_string(id); };
+  int64_t step = 0;
   for (auto _ : state) {
-    const torch::Tensor probs = genrepro::final_distribution(logits, false, chain);
-    const int64_t id = picker.pick(probs);
-    const genrepro::StepInputs in{logits, probs, false, 1.0, 5};
-    benchmark::DoNotOptimize(genrepro::describe_step(in, id, text));
+    const genrepro::RunStep chosen = chain.step(logits, step++, /*pick=*/true);
+    const genrepro::StepInputs in{logits, chosen.final_probs, chosen.argmax, 1.0, 5};
+    benchmark::DoNotOptimize(genrepro::describe_step(in, chosen.token, text));
   }
 }
 

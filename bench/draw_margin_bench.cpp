@@ -1,8 +1,7 @@
 // The step's draw record: what knowing how close a sampled step's draw came to another token costs.
 //   race/before/<kept>        the race loop without the draw record (winner only), copied here
-//   race/pick_margin/<kept>   multinomial_race_pick: the same draws, the runner-up and margin too
-//                             (what every sampled step runs now; race/pick is the same call)
-//   race/portable/<kept>      PortableMultinomial::race (rng portable), with the margin
+//   race/portable/<kept>      PortableMultinomial::race with the runner-up and margin: what every
+//                             sampled step of the chain runs (rng torch and portable alike)
 //   torch/multinomial/<kept>  torch::multinomial(probs, 1): torch's own draw, for scale
 //   torch/clone_race/<kept>   a generator clone + exponential_ + divide + topk(2): the margin computed
 //                             beside torch's draw, the design the race's own record made unnecessary
@@ -18,7 +17,6 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "engine/multinomial_race.hpp"
 #include "params/portable_rng.hpp"
 #include "util/splitmix64.hpp"
 
@@ -42,7 +40,7 @@ torch::Tensor distribution(int64_t kept) {
   return torch::softmax(logits, 0).contiguous();
 }
 
-// engine/multinomial_race.cpp without the draw record: the winner alone, nothing else tracked.
+// PortableMultinomial::race without the draw record: the winner alone, nothing else tracked.
 int64_t race_before(const float* probs, int64_t n, at::CPUGeneratorImpl& generator) {
   constexpr uint64_t kMask = (uint64_t{1} << 53) - 1;
   constexpr double kScale = 1.0 / static_cast<double>(uint64_t{1} << 53);
@@ -71,20 +69,6 @@ void BM_race_before(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(race_before(p.data_ptr<float>(), kVocab, *g));
 }
 
-void BM_race_pick(benchmark::State& state) {
-  const torch::Tensor p = distribution(state.range(0));
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(42);
-  auto* g = gen.get<at::CPUGeneratorImpl>();
-  for (auto _ : state) benchmark::DoNotOptimize(genrepro::multinomial_race(p.data_ptr<float>(), kVocab, *g));
-}
-
-void BM_race_pick_margin(benchmark::State& state) {
-  const torch::Tensor p = distribution(state.range(0));
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(42);
-  auto* g = gen.get<at::CPUGeneratorImpl>();
-  for (auto _ : state) benchmark::DoNotOptimize(genrepro::multinomial_race_pick(p.data_ptr<float>(), kVocab, *g));
-}
-
 void BM_portable(benchmark::State& state) {
   const torch::Tensor p = distribution(state.range(0));
   genrepro::PortableMultinomial race(42);
@@ -110,8 +94,6 @@ void BM_torch_clone_race(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_race_before)->Name("race/before")->Arg(kVocab)->Arg(200);
-BENCHMARK(BM_race_pick)->Name("race/pick")->Arg(kVocab)->Arg(200);
-BENCHMARK(BM_race_pick_margin)->Name("race/pick_margin")->Arg(kVocab)->Arg(200);
 BENCHMARK(BM_portable)->Name("race/portable")->Arg(kVocab)->Arg(200);
 BENCHMARK(BM_torch_multinomial)->Name("torch/multinomial")->Arg(kVocab)->Arg(200);
 BENCHMARK(BM_torch_clone_race)->Name("torch/clone_race")->Arg(kVocab)->Arg(200);

@@ -163,7 +163,7 @@ std::vector<IntegerFlag> integer_flags() {
   std::ostringstream out;
   Console io{in, out, out};
   CheckedEngine checked(engine);
-  VerbContext ctx{io, checked};
+  VerbContext ctx{io, checked, kExitOk, false, {}};
   CLI::App app;
   setup_verbs(app, ctx);
   std::vector<IntegerFlag> flags;
@@ -189,8 +189,7 @@ int run_cli(const std::vector<std::string>& given, Console& io, EngineVerbs& eng
   app.fallthrough();
   // Every request is checked once more where it crosses into the engine (request_checks.hpp).
   CheckedEngine checked(engine);
-  VerbContext ctx{io, checked};
-  ctx.args = given;
+  VerbContext ctx{io, checked, kExitOk, false, given};
   // --parse-only (first, before the verb): check that a command line parses (the verb, its flags,
   // value types, required arguments) and run nothing; how the CI recipes' lines are tested.
   ctx.parse_only = !given.empty() && given.front() == "--parse-only";

@@ -9,10 +9,8 @@
 
 #include "evidence/run_record.hpp"
 #include "params/run_params.hpp"
-#include "engine/framework_sampler.hpp"
 #include "engine/logits_source.hpp"
-#include "engine/samplers.hpp"
-#include "engine/token_picker.hpp"
+#include "engine/run_chain.hpp"
 
 namespace genrepro {
 
@@ -27,11 +25,6 @@ bool is_greedy(const SamplingParams& s);
 
 // T of the steps' prob_scaled (the article's table): the run's temperature, or 1 when it is 0.
 double table_temperature(const SamplingParams& s);
-
-// The distribution a step draws from and records (docs/evidence-format.md): greedy ->
-// softmax(logits) at T = 1 (the argmax is taken on the logits); sample -> softmax(chain(logits)).
-// logits [V] float32 -> probabilities [V]. replay (engine/replay.hpp) recomputes steps with it.
-torch::Tensor final_distribution(const torch::Tensor& logits, bool greedy, const SamplerChain& chain);
 
 // One run of the loop, advanced a token at a time by whoever owns the model: run_generation
 // below (one run, one LogitsSource) or the batched decoder (engine/batched_decoder.hpp: many runs,
@@ -56,19 +49,15 @@ class GenerationRun {
 
  private:
   void check_stop();
-  void advance_framework(const torch::Tensor& logits, std::string digest);
 
   RunParams params_;
   int64_t eos_token_id_;
   int64_t context_size_;
   TokenText token_text_;
   TokenObserver on_token_;
-  bool greedy_;
-  SamplerChain chain_;                   // the article's chain (framework article)
-  std::unique_ptr<TokenPicker> picker_;  // seeded once per run, like the article's rng
-  // Framework hf or llama.cpp: the framework's chain and draw, fed this run's own
-  // history (ids_), so batched runs each keep theirs.
-  std::unique_ptr<FrameworkSampler> framework_;
+  // The run's chain and draw (the article's, Hugging Face's or llama.cpp's preset), seeded once
+  // per run like the article's rng and fed this run's own history, so batched runs each keep theirs.
+  RunChain chain_;
   std::vector<int64_t> ids_;
   GenerationResult result_;
   bool finished_ = false;

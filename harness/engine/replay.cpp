@@ -11,16 +11,15 @@
 #include "util/index_pool.hpp"
 #include "model/model_config.hpp"
 #include "util/sha256.hpp"
-#include "engine/framework_sampler.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
+#include "engine/run_chain.hpp"
 #include "engine/run_environment.hpp"
-#include "engine/samplers.hpp"
 #include "engine/step_evidence.hpp"
-#include "engine/token_picker.hpp"
 #include "evidence/logits_digest.hpp"
 #include "plan/plan_checks.hpp"
+#include "sampling/presets.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace genrepro {
@@ -160,55 +159,29 @@ void compare_digest(const StepRecord& golden, const torch::Tensor& logits, int64
   else if (!out.digests.first_difference) out.digests.first_difference = step;
 }
 
-// A framework run (hf or llama.cpp): the chain reads the history (penalties, n-gram bans, minimum
-// lengths) and llama.cpp's draws inside it, so each step goes through the run's own
-// FrameworkSampler, seeded as the run was and given the golden prefix as its history, exactly as
-// GenerationRun::advance_framework calls it (one draw per step, the step recorded the same way).
-void replay_framework_tokens(const GoldenRun& g, LogitsSource& source, int64_t eos_token_id, ReplayRun& out) {
+// A run that picked tokens: feed prompt + golden tokens one step at a time and step the run's own
+// chain, seeded as the run was, exactly as GenerationRun::advance does (one draw per step, the
+// step recorded the same way); compare the golden token's probabilities, the stages' kept sets and
+// where this build's own pick would part from the golden token.
+void replay_tokens(const GoldenRun& g, LogitsSource& source, int64_t eos_token_id, ReplayRun& out) {
   const RunParams& params = g.record.params;
   const GenerationResult& golden = g.record.result;
-  const auto sampler = make_framework_sampler(params.sampling);
-  const bool argmax = is_greedy(params.sampling) && params.sampling.framework == Framework::hf;
+  RunChain chain(params.sampling, golden.prompt_ids, eos_token_id);
   std::vector<int64_t> ids = golden.prompt_ids;
-  const int64_t prompt_length = static_cast<int64_t>(ids.size());
   for (size_t i = 0; i < golden.steps.size(); ++i) {
     const int64_t step = static_cast<int64_t>(i);
     const int64_t token = golden.output_ids[i];
     const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
     compare_digest(golden.steps[i], logits, step, out);
-    const FrameworkStep now = sampler->step(logits, ChainHistory{ids, prompt_length, eos_token_id}, /*pick=*/true);
-    const StepRecord described = describe_step(StepInputs{logits, now.final_probs, argmax, 1.0, 0}, token, no_text);
+    const RunStep now = chain.step(logits, step, /*pick=*/true);
+    // prob and prob_t1 do not depend on the table's temperature; no candidates are listed.
+    const StepRecord described = describe_step(StepInputs{logits, now.final_probs, now.argmax, 1.0, 0}, token, no_text);
     out.logp.add(golden.steps[i].prob, described.prob, step, token);
     out.logp_unfiltered.add(golden.steps[i].prob_t1, described.prob_t1, step, token);
-    compare_stages(golden.steps[i], now.stages, step, out);
+    if (sampling::records_stages(params.sampling)) compare_stages(golden.steps[i], now.stages, step, out);
     if (*now.token != token && !out.own_choice_diverges_at) out.own_choice_diverges_at = step;
     ids.push_back(token);  // teacher forcing: the golden token is the history from here on
-  }
-}
-
-// A run that picked tokens: feed prompt + golden tokens one step at a time, recompute each
-// step's final distribution as the loop does, and compare the golden token's probabilities.
-void replay_tokens(const GoldenRun& g, LogitsSource& source, ReplayRun& out) {
-  const RunParams& params = g.record.params;
-  const GenerationResult& golden = g.record.result;
-  const bool greedy = is_greedy(params.sampling);
-  const SamplerChain chain = build_sampler_chain(params.sampling);
-  // Seeded as the run was: its k-th draw here is the draw the run would make at step k.
-  const auto picker = make_token_picker(params.sampling);
-  std::vector<int64_t> ids = golden.prompt_ids;
-  for (size_t i = 0; i < golden.steps.size(); ++i) {
-    const int64_t step = static_cast<int64_t>(i);
-    const int64_t token = golden.output_ids[i];
-    const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
-    compare_digest(golden.steps[i], logits, step, out);
-    const torch::Tensor probs = final_distribution(logits, greedy, chain);
-    // prob and prob_t1 do not depend on the table's temperature; no candidates are listed.
-    const StepRecord now = describe_step(StepInputs{logits, probs, greedy, 1.0, 0}, token, no_text);
-    out.logp.add(golden.steps[i].prob, now.prob, step, token);
-    out.logp_unfiltered.add(golden.steps[i].prob_t1, now.prob_t1, step, token);
-    const int64_t own = greedy ? pick_greedy(logits) : picker->pick(probs);
-    if (own != token && !out.own_choice_diverges_at) out.own_choice_diverges_at = step;
-    ids.push_back(token);  // teacher forcing: the golden token, whatever this build would pick
+    chain.accept(token);
   }
 }
 
@@ -217,23 +190,15 @@ void replay_first_prediction(const GoldenRun& g, LogitsSource& source, int64_t e
   const RunParams& params = g.record.params;
   const StepRecord& golden = g.record.result.steps.front();
   const std::vector<int64_t>& prompt = g.record.result.prompt_ids;
-  bool greedy = is_greedy(params.sampling);
   const torch::Tensor logits = source.next_logits(prompt).to(torch::kFloat32);
   compare_digest(golden, logits, 0, out);
-  torch::Tensor probs;
-  if (params.sampling.framework == Framework::article) {
-    probs = final_distribution(logits, greedy, build_sampler_chain(params.sampling));
-  } else {  // the framework's chain on the prompt, no draw (as advance_framework records it)
-    const FrameworkStep step = make_framework_sampler(params.sampling)
-                                   ->step(logits, ChainHistory{prompt, static_cast<int64_t>(prompt.size()), eos_token_id}, false);
-    probs = step.final_probs;
-    greedy = greedy && params.sampling.framework == Framework::hf;
-    compare_stages(golden, step.stages, 0, out);
-  }
+  // The chain on the prompt, no draw (as GenerationRun::advance records a first prediction).
+  const RunStep step = RunChain(params.sampling, prompt, eos_token_id).step(logits, 0, /*pick=*/false);
+  if (sampling::records_stages(params.sampling)) compare_stages(golden, step.stages, 0, out);
   const int64_t vocab = logits.size(-1);
   // Every token as a candidate, so each golden candidate is found whatever its rank is now.
-  const StepRecord now =
-      describe_step(StepInputs{logits, probs, greedy, table_temperature(params.sampling), vocab}, std::nullopt, no_text);
+  const StepRecord now = describe_step(StepInputs{logits, step.final_probs, step.argmax, table_temperature(params.sampling), vocab},
+                                       std::nullopt, no_text);
   std::vector<const Candidate*> by_id(static_cast<size_t>(vocab), nullptr);
   for (const Candidate& c : now.top) by_id[static_cast<size_t>(c.id)] = &c;
   for (const Candidate& c : golden.top) {
@@ -256,10 +221,8 @@ ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward f
   const auto source = out.use_cache ? make_cached_source(model) : make_recompute_source(model);
   if (out.first_prediction)
     replay_first_prediction(g, *source, eos_token_id, out);
-  else if (g.record.params.sampling.framework != Framework::article)
-    replay_framework_tokens(g, *source, eos_token_id, out);
   else
-    replay_tokens(g, *source, out);
+    replay_tokens(g, *source, eos_token_id, out);
   return out;
 }
 

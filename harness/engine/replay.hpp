@@ -7,7 +7,7 @@
 //
 // Each step is recomputed exactly as the loop computes it (engine/generation_loop.hpp): the same
 // logits source (recompute for use_cache=false, the KV cache fed token by token otherwise), the
-// same sampler chain (build_sampler_chain, final_distribution) and the same step description
+// same sampler chain, seeded as the run was (engine/run_chain.hpp) and the same step description
 // (describe_step), so replaying a golden made by this build on this machine drifts by exactly 0.
 #include <cstdint>
 #include <functional>

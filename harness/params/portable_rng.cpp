@@ -25,13 +25,18 @@ std::optional<RaceMargin> RaceLeaders::margin() const {
 
 PortableMultinomial::PortableMultinomial(uint64_t seed) : engine_(static_cast<uint32_t>(seed)) {}
 
-float PortableMultinomial::next_exponential() {
+uint64_t PortableMultinomial::next_bits() {
   const uint64_t high = engine_();
   const uint64_t low = engine_();
-  const uint64_t bits = (high << 32) | low;
+  return (high << 32) | low;
+}
+
+float PortableMultinomial::exponential_from(uint64_t bits) {
   const double u = static_cast<double>(bits & kMantissaMask) * kTwoToMinus53;
   return static_cast<float>(-1.0 / kLambda * std::log(1.0 - u));
 }
+
+float PortableMultinomial::next_exponential() { return exponential_from(next_bits()); }
 
 RacePick PortableMultinomial::race(const float* probs, size_t n) {
   if (n == 0) throw std::invalid_argument("multinomial: empty probability vector");
@@ -45,10 +50,19 @@ RacePick PortableMultinomial::race(const float* probs, size_t n) {
   if (!any_positive) throw std::invalid_argument("multinomial: all probabilities are 0");
 
   // torch fills the whole q tensor first, then divides; drawing in the same index order while
-  // racing gives the same numbers.
-  // Every draw is consumed even after a NaN won (RaceLeaders ignores the rest).
+  // racing gives the same numbers. Every draw is consumed even after a NaN won (RaceLeaders
+  // ignores the rest), so the generator advances 2 x 32 bits per entry whatever happens.
   RaceLeaders leaders;
-  for (size_t i = 0; i < n; ++i) leaders.offer(static_cast<int64_t>(i), probs[i] / next_exponential());
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t bits = next_bits();
+    // p = 0: 0 / q is 0 for every q > 0, so its logarithm is not computed; only q = 0 (u = 0
+    // exactly) gives 0 / -0 = NaN. A ratio of 0 can neither beat a winner nor give a margin (a
+    // runner-up needs a ratio > 0): it is offered only while there is no winner, as argmax of
+    // all-zero ratios takes the first. Top-p leaves most entries at 0: about 4x faster then.
+    const auto index = static_cast<int64_t>(i);
+    if (probs[i] > 0 || (bits & kMantissaMask) == 0) leaders.offer(index, probs[i] / exponential_from(bits));
+    else if (leaders.winner() < 0) leaders.offer(index, 0.0f);
+  }
   return RacePick{leaders.winner(), leaders.margin()};
 }
 

@@ -17,7 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <random>
+
+#include "params/mt19937.hpp"
 
 namespace genrepro {
 
@@ -80,7 +81,9 @@ class PortableMultinomial {
   float next_exponential();
 
  private:
-  std::mt19937 engine_;
+  uint64_t next_bits();  // CPUGeneratorImpl::random64: two outputs, the first high
+  static float exponential_from(uint64_t bits);
+  Mt19937 engine_;  // std::mt19937's outputs (params/mt19937.hpp)
 };
 
 }  // namespace genrepro

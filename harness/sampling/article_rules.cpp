@@ -1,13 +1,13 @@
-// The article chain's stages (article_rules.hpp), line for line with engine/samplers.cpp's torch
-// code: each comment quotes the line it follows.
+// The article chain's stages (article_rules.hpp), line for line with the article's torch code:
+// each comment quotes the line it follows.
 #include "sampling/article_rules.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
-#include "sampling/aten_float.hpp"
 
 namespace genrepro::sampling {
 
@@ -22,6 +22,69 @@ std::vector<float> gathered(const std::vector<float>& values, const std::vector<
   std::vector<float> out(order.size());
   for (size_t i = 0; i < order.size(); ++i) out[i] = values[order[i]];
   return out;
+}
+
+// float -> uint32 whose unsigned order is the float's order (-inf < ... < -0 < +0 < ... < inf).
+uint32_t order_key(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return (u & 0x80000000u) != 0 ? ~u : (u | 0x80000000u);
+}
+
+float from_order_key(uint32_t k) {
+  const uint32_t u = (k & 0x80000000u) != 0 ? (k & 0x7fffffffu) : ~k;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// The values in ascending order (what torch.sort's values are): an LSD radix sort in three 11-bit
+// passes. -0 sorts before +0 here and may not in torch.sort, which compares them equal; they are
+// the only values a value sort can order differently, and as equal values at a boundary they send
+// the caller to the pair sort.
+std::vector<float> sorted_values_ascending(const std::vector<float>& values) {
+  const size_t n = values.size();
+  std::vector<uint32_t> keys(n), scratch(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = order_key(values[i]);
+  for (int shift = 0; shift < 32; shift += 11) {
+    size_t count[2049] = {};
+    for (uint32_t k : keys) ++count[((k >> shift) & 0x7ffu) + 1];
+    for (size_t b = 1; b < 2049; ++b) count[b] += count[b - 1];
+    for (uint32_t k : keys) scratch[count[(k >> shift) & 0x7ffu]++] = k;
+    keys.swap(scratch);
+  }
+  std::vector<float> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = from_order_key(keys[i]);
+  return out;
+}
+
+bool has_nan(const std::vector<float>& values) {
+  return std::any_of(values.begin(), values.end(), [](float v) { return std::isnan(v); });
+}
+
+// Masks every logit below `threshold`: the kept set when the value that bounds it occurs only on
+// the kept side.
+void keep_at_least(std::vector<float>& logits, float threshold) {
+  for (float& v : logits)
+    if (v < threshold) v = kMasked;
+}
+
+// How many of the sorted values the article's top-p keeps: every one up to and including the first
+// whose cumulative probability reaches p.
+size_t article_kept(const std::vector<float>& cumulative, float threshold) {
+  for (size_t i = 0; i < cumulative.size(); ++i)
+    if (cumulative[i] >= threshold) return i + 1;
+  return cumulative.size();
+}
+
+// How many of the ascending values Hugging Face's top-p removes: those whose cumulative
+// probability stays at or below 1 - p, never the last `keep`.
+size_t hf_removed(const std::vector<float>& cumulative, float threshold, int64_t keep) {
+  const size_t n = cumulative.size();
+  const size_t removable = n - std::min(n, static_cast<size_t>(std::max<int64_t>(keep, 0)));
+  size_t removed = 0;
+  for (size_t i = 0; i < removable; ++i) removed += cumulative[i] <= threshold ? 1 : 0;
+  return removed;
 }
 
 }  // namespace
@@ -67,38 +130,43 @@ void top_k_rule(std::vector<float>& logits, int64_t k) {
     if (v < kth_largest) v = kMasked;
 }
 
-void top_p_article_rule(std::vector<float>& logits, double p) {
+void top_p_article_rule(std::vector<float>& logits, double p, const RowMath& math) {
   if (p >= 1 || logits.empty()) return;
-  // sorted_logits, indices = torch.sort(logits, descending=True)
-  const std::vector<size_t> indices = sorted_order(logits, /*descending=*/true);
-  // cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
-  const std::vector<float> cumulative = aten::cumsum(aten::softmax(gathered(logits, indices)));
   // remove = cumulative >= p (float32 against float(p)); remove[1:] = remove[:-1]; remove[0] = False:
   // every token up to and including the first that reaches p stays.
   const float threshold = static_cast<float>(p);
-  size_t kept = cumulative.size();
-  for (size_t i = 0; i < cumulative.size(); ++i)
-    if (cumulative[i] >= threshold) {
-      kept = i + 1;
-      break;
-    }
+  if (!has_nan(logits)) {
+    std::vector<float> sorted_logits = sorted_values_ascending(logits);
+    std::reverse(sorted_logits.begin(), sorted_logits.end());
+    const size_t kept = article_kept(math.cumsum(math.softmax(sorted_logits)), threshold);
+    if (kept == sorted_logits.size()) return;
+    if (sorted_logits[kept] < sorted_logits[kept - 1]) return keep_at_least(logits, sorted_logits[kept - 1]);
+  }
+  // sorted_logits, indices = torch.sort(logits, descending=True)
+  const std::vector<size_t> indices = sorted_order(logits, /*descending=*/true);
+  // cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
+  const size_t kept = article_kept(math.cumsum(math.softmax(gathered(logits, indices))), threshold);
   // filtered[indices[remove]] = -inf
   for (size_t i = kept; i < indices.size(); ++i) logits[indices[i]] = kMasked;
 }
 
-void top_p_hf_rule(std::vector<float>& logits, double p, int64_t min_tokens_to_keep) {
+void top_p_hf_rule(std::vector<float>& logits, double p, const RowMath& math, int64_t min_tokens_to_keep) {
   if (p >= 1 || logits.empty()) return;
+  // sorted_indices_to_remove = cumulative_probs <= (1 - top_p): 1 - p in double, compared as float;
+  // sorted_indices_to_remove[..., -min_tokens_to_keep:] = 0. Cumulative sums only grow, so the
+  // removed tokens are a prefix of the ascending order.
+  const float threshold = static_cast<float>(1 - p);
+  if (!has_nan(logits) && min_tokens_to_keep >= 1) {
+    const std::vector<float> sorted_logits = sorted_values_ascending(logits);
+    const size_t removed = hf_removed(math.cumsum(math.softmax(sorted_logits)), threshold, min_tokens_to_keep);
+    if (removed == 0) return;
+    if (sorted_logits[removed - 1] < sorted_logits[removed]) return keep_at_least(logits, sorted_logits[removed]);
+  }
   // sorted_logits, sorted_indices = torch.sort(scores, descending=False)
   const std::vector<size_t> sorted_indices = sorted_order(logits, /*descending=*/false);
   // cumulative_probs = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
-  const std::vector<float> cumulative_probs = aten::cumsum(aten::softmax(gathered(logits, sorted_indices)));
-  // sorted_indices_to_remove = cumulative_probs <= (1 - top_p): 1 - p in double, compared as float
-  const float threshold = static_cast<float>(1 - p);
-  const size_t n = logits.size();
-  // sorted_indices_to_remove[..., -min_tokens_to_keep:] = 0
-  const size_t removable = n - std::min(n, static_cast<size_t>(std::max<int64_t>(min_tokens_to_keep, 0)));
-  for (size_t i = 0; i < removable; ++i)
-    if (cumulative_probs[i] <= threshold) logits[sorted_indices[i]] = kMasked;
+  const size_t removed = hf_removed(math.cumsum(math.softmax(gathered(logits, sorted_indices))), threshold, min_tokens_to_keep);
+  for (size_t i = 0; i < removed; ++i) logits[sorted_indices[i]] = kMasked;
 }
 
 }  // namespace genrepro::sampling

@@ -1,5 +1,5 @@
 #pragma once
-// The float32 operations of the torch chains (engine/samplers.cpp, engine/framework_sampler.cpp)
+// The float32 operations of the torch chains (the article's and transformers' torch ops)
 // written out as libtorch 1.13's CPU kernels compute them with ATen's AVX2 code (what
 // --cpu-kernels portable pins, and 1.13's choice on any AVX2 CPU: it uses its AVX-512 kernels,
 // whose registers hold 16 floats and so sum in another order, only when ATEN_CPU_CAPABILITY asks),

@@ -27,6 +27,9 @@ class Candidates {
   Candidates(const float* logits, size_t n);
   Candidates(const Candidates& other);
   Candidates& operator=(const Candidates& other);
+  // A move keeps the buffer, so `data` stays valid.
+  Candidates(Candidates&& other) noexcept = default;
+  Candidates& operator=(Candidates&& other) noexcept = default;
 
   Candidate* data = nullptr;
   size_t size = 0;

@@ -9,7 +9,7 @@ namespace genrepro::sampling {
 
 namespace {
 
-// framework_sampler.cpp's nothing_left, where the caller names the row.
+// The engine adds the step (engine/run_chain.cpp).
 [[noreturn]] void nothing_left(const std::string& stage) {
   throw NumericsError("no token is left to pick after the " + stage +
                       " stage (every logit is -infinity); the masks and biases (suppress_tokens, bad_words_ids, logit_bias, "
@@ -26,26 +26,37 @@ std::vector<Candidate> final_distribution(const Candidates& cur) {
 
 }  // namespace
 
-Chain::Chain(std::vector<std::unique_ptr<Stage>> stages, std::unique_ptr<Draw> draw, ChainStart start)
-    : stages_(std::move(stages)),
-      draw_(std::move(draw)),
-      prompt_length_(static_cast<int64_t>(start.history.size())),
-      eos_token_id_(start.eos_token_id) {
-  for (int64_t token : start.history) accept(token);
+Chain::Chain(std::vector<std::unique_ptr<Stage>> stages, std::unique_ptr<Draw> draw, ChainStart start, const RowMath& math)
+    : stages_(std::move(stages)), draw_(std::move(draw)), math_(math) {
+  restart(std::move(start));
 }
 
-ChainStep Chain::step(const std::vector<float>& logits, bool pick) {
+void Chain::restart(ChainStart start) {
+  history_.clear();
+  for (const auto& stage : stages_) stage->reset();
+  for (int64_t token : start.history) accept(token);
+  prompt_length_ = start.prompt_length < 0 ? static_cast<int64_t>(history_.size()) : start.prompt_length;
+  eos_token_id_ = start.eos_token_id;
+  lists_ = start.lists;
+}
+
+ChainStep Chain::step(const std::vector<float>& logits, bool pick) { return step(logits.data(), logits.size(), pick); }
+
+ChainStep Chain::step(const float* logits, size_t n, bool pick) {
   ChainStep out;
-  Candidates cur(logits.data(), logits.size());
-  const StageContext context{history_, prompt_length_, eos_token_id_};
+  Candidates cur(logits, n);
+  const StageContext context{history_, prompt_length_, eos_token_id_, math_};
   for (const auto& stage : stages_) {
     stage->apply(cur, context);
-    out.stages.push_back({stage->name(), cur.finite_ids()});
-    if (out.stages.back().kept.empty()) nothing_left(stage->name());
+    StageOutcome outcome{stage->name(), cur.finite_count(), {}};
+    if (lists_) outcome.kept = cur.finite_ids();
+    if (outcome.count == 0) nothing_left(outcome.stage);
+    out.stages.push_back(std::move(outcome));
   }
-  if (cur.finite_count() == 0) nothing_left("first");
+  if (stages_.empty() && cur.finite_count() == 0) nothing_left("first");  // else the last stage's count said it
   out.pick = draw_->draw(cur, pick);
-  out.final = final_distribution(cur);
+  if (lists_) out.final = final_distribution(cur);
+  out.after = std::move(cur);
   return out;
 }
 

@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
-#include "sampling/aten_float.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::sampling {
 
 namespace {
 
-// token_picker.cpp's check_distribution, in the same words (the caller adds where).
 void check_distribution(const std::vector<float>& probs) {
   bool finite = true, non_negative = true, any_positive = false;
   for (float p : probs) {
@@ -21,13 +20,16 @@ void check_distribution(const std::vector<float>& probs) {
     any_positive = any_positive || p > 0;
   }
   if (finite && non_negative && any_positive) return;
-  const std::string found = !finite ? "NaN or infinity" : !non_negative ? "a negative probability" : "no positive probability";
-  throw NumericsError("the distribution to draw from holds " + found +
-                      "; the logits or the sampling parameters left float32's range (a temperature near its minimum); "
-                      "check the temperature and the logits");
+  throw NoDistribution(!finite ? "NaN or infinity" : !non_negative ? "a negative probability" : "no positive probability");
 }
 
 }  // namespace
+
+NoDistribution::NoDistribution(std::string what_found)
+    : NumericsError("the distribution to draw from holds " + what_found +
+                    "; the logits or the sampling parameters left float32's range (a temperature near its minimum); "
+                    "check the temperature and the logits"),
+      found(std::move(what_found)) {}
 
 std::optional<Drawn> ArgmaxDraw::draw(Candidates& cur, bool pick) {
   if (cur.size == 0) throw NumericsError("no token is left to pick");
@@ -44,7 +46,7 @@ std::optional<Drawn> RaceDraw::draw(Candidates& cur, bool pick) {
   // probs = torch.softmax(scores, dim=-1), over the whole row in id order
   std::vector<float> scores(cur.size);
   for (size_t i = 0; i < cur.size; ++i) scores[i] = cur.data[i].logit;
-  const std::vector<float> probs = aten::softmax(scores);
+  const std::vector<float> probs = math_.softmax(scores);
   check_distribution(probs);
   for (size_t i = 0; i < cur.size; ++i) cur.data[i].p = probs[i];
   if (!pick) return std::nullopt;
@@ -68,12 +70,12 @@ std::optional<Drawn> DistDraw::draw(Candidates& cur, bool pick) {
   return out;
 }
 
-std::unique_ptr<Draw> make_draw(const SamplingParams& s, bool greedy) {
+std::unique_ptr<Draw> make_draw(const SamplingParams& s, bool greedy, const RowMath& math) {
   if (s.rng == Rng::llama_cpp) return std::make_unique<DistDraw>(static_cast<uint32_t>(s.seed));
   if (greedy) return std::make_unique<ArgmaxDraw>();
   switch (s.rng) {
     case Rng::torch:
-    case Rng::portable: return std::make_unique<RaceDraw>(s.seed);
+    case Rng::portable: return std::make_unique<RaceDraw>(s.seed, math);
     case Rng::llama_cpp: break;
   }
   throw std::logic_error("Rng out of range");  // a bug: every enumerator is handled above

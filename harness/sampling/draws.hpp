@@ -4,7 +4,7 @@
 //   argmax       greedy (the article's, and Hugging Face's after its processors): the first
 //                maximum in id order; the distribution is that token alone.
 //   race         torch.multinomial(softmax(scores), 1): the softmax over the whole vocabulary in
-//                id order (aten::softmax), then the exponential race of params/portable_rng.hpp,
+//                id order (the chain's RowMath), then the exponential race of params/portable_rng.hpp,
 //                seeded once per chain. rng torch and rng portable both draw this way: the
 //                portable race is torch's draw (docs/sampling.md, "Picking").
 //   dist         llama.cpp's dist sampler over the candidates in their current order.
@@ -17,6 +17,8 @@
 #include "params/run_params.hpp"
 #include "sampling/candidates.hpp"
 #include "sampling/llama_cpp_chain.hpp"
+#include "sampling/row_math.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro::sampling {
 
@@ -25,6 +27,14 @@ struct DrawMargin {
   std::string rule;  // "exponential_race" (margin: ln of the best ratio over the second) or "inverse_cdf" (distance in u)
   double margin = 0;
   int64_t runner_up = -1;
+};
+
+// What a draw throws when the distribution to draw from is not one: `found` is "NaN or infinity",
+// "a negative probability" or "no positive probability". The engine words it with the step.
+class NoDistribution : public NumericsError {
+ public:
+  explicit NoDistribution(std::string found);
+  std::string found;
 };
 
 struct Drawn {
@@ -37,7 +47,7 @@ class Draw {
   virtual ~Draw() = default;
   virtual const char* name() const = 0;  // "argmax", "exponential_race", "dist"
   // Sets every candidate's p to the distribution the token is drawn from, then draws (consuming
-  // the generator) unless `pick` is false. Throws NumericsError when there is nothing to draw from
+  // the generator) unless `pick` is false. Throws NoDistribution when there is nothing to draw from
   // (NaN or infinity in the distribution, or no positive probability).
   virtual std::optional<Drawn> draw(Candidates& cur, bool pick) = 0;
 };
@@ -50,12 +60,13 @@ class ArgmaxDraw : public Draw {
 
 class RaceDraw : public Draw {
  public:
-  explicit RaceDraw(uint64_t seed) : race_(seed) {}
+  RaceDraw(uint64_t seed, const RowMath& math) : race_(seed), math_(math) {}
   const char* name() const override { return "exponential_race"; }
   std::optional<Drawn> draw(Candidates& cur, bool pick) override;
 
  private:
   PortableMultinomial race_;
+  const RowMath& math_;
 };
 
 class DistDraw : public Draw {
@@ -69,7 +80,7 @@ class DistDraw : public Draw {
 };
 
 // The draw `s` makes: argmax when greedy (article, hf), the race for rng torch and portable, dist
-// for rng llama.cpp. `s` is checked (check_run_params).
-std::unique_ptr<Draw> make_draw(const SamplingParams& s, bool greedy);
+// for rng llama.cpp. `s` is checked (check_run_params). `math` must outlive the draw.
+std::unique_ptr<Draw> make_draw(const SamplingParams& s, bool greedy, const RowMath& math = aten_float_math());
 
 }  // namespace genrepro::sampling

@@ -1,5 +1,5 @@
 // Hugging Face's processors and warpers on a plain row (hf_rules.hpp). Each function follows its
-// namesake in engine/framework_sampler.cpp op for op; the comments quote the torch line.
+// namesake in transformers op for op; the comments quote the torch line.
 #include "sampling/hf_rules.hpp"
 
 #include <algorithm>
@@ -8,7 +8,6 @@
 #include <set>
 
 #include "sampling/article_rules.hpp"
-#include "sampling/aten_float.hpp"
 
 namespace genrepro::sampling::hf {
 
@@ -113,9 +112,9 @@ void suppress_tokens(std::vector<float>& scores, const std::vector<int64_t>& tok
     if (in_vocab(t, scores)) scores[static_cast<size_t>(t)] = kMinusInf;
 }
 
-void min_p(std::vector<float>& scores, double p) {
+void min_p(std::vector<float>& scores, double p, const RowMath& math) {
   // probs = torch.softmax(scores, -1); top_probs = probs.amax(-1); scaled_min_p = min_p * top_probs
-  const std::vector<float> probs = aten::softmax(scores);
+  const std::vector<float> probs = math.softmax(scores);
   const float scaled_min_p = static_cast<float>(p) * *std::max_element(probs.begin(), probs.end());
   // scores.masked_fill(probs < scaled_min_p, -inf)
   std::vector<bool> remove(scores.size());
@@ -123,14 +122,15 @@ void min_p(std::vector<float>& scores, double p) {
   mask(scores, remove);
 }
 
-void typical(std::vector<float>& scores, double mass) {
+void typical(std::vector<float>& scores, double mass, const RowMath& math) {
   const size_t n = scores.size();
   if (n == 0) return;
   // normalized = log_softmax(scores); p = exp(normalized); ent = -(normalized * p).nansum(-1)
-  const std::vector<float> normalized = aten::log_softmax(scores);
+  const std::vector<float> normalized = math.log_softmax(scores);
+  const std::vector<float> p = math.exp(normalized);
   std::vector<float> terms(n);
-  for (size_t i = 0; i < n; ++i) terms[i] = normalized[i] * aten::exp(normalized[i]);
-  const float ent = -aten::cascade_sum(terms.data(), n, /*ignore_nan=*/true);  // -inf * 0 is NaN: counted as 0
+  for (size_t i = 0; i < n; ++i) terms[i] = normalized[i] * p[i];
+  const float ent = -math.sum(terms, /*ignore_nan=*/true);  // -inf * 0 is NaN: counted as 0
   // shifted_scores = torch.abs((-normalized) - ent); sorted ascending
   std::vector<float> shifted(n);
   for (size_t i = 0; i < n; ++i) shifted[i] = std::fabs((-normalized[i]) - ent);
@@ -138,7 +138,7 @@ void typical(std::vector<float>& scores, double mass) {
   // sorted_logits = scores.gather(-1, sorted_indices); cumulative_probs = sorted_logits.softmax(-1).cumsum(-1)
   std::vector<float> sorted_logits(n);
   for (size_t i = 0; i < n; ++i) sorted_logits[i] = scores[sorted_indices[i]];
-  const std::vector<float> cumulative_probs = aten::cumsum(aten::softmax(sorted_logits));
+  const std::vector<float> cumulative_probs = math.cumsum(math.softmax(sorted_logits));
   // last_ind = (cumulative_probs < mass).sum(1), clamped to n - 1
   const float threshold = static_cast<float>(mass);
   size_t last_ind = 0;
@@ -151,10 +151,10 @@ void typical(std::vector<float>& scores, double mass) {
   mask(scores, remove);
 }
 
-void epsilon(std::vector<float>& scores, double eps) {
+void epsilon(std::vector<float>& scores, double eps, const RowMath& math) {
   if (scores.empty()) return;
   // probabilities = scores.softmax(-1); indices_to_remove = (probabilities < epsilon) & (scores < top)
-  const std::vector<float> probabilities = aten::softmax(scores);
+  const std::vector<float> probabilities = math.softmax(scores);
   const float threshold = static_cast<float>(eps);
   const float top = top_score(scores);
   std::vector<bool> remove(scores.size());
@@ -162,27 +162,22 @@ void epsilon(std::vector<float>& scores, double eps) {
   mask(scores, remove);
 }
 
-void eta(std::vector<float>& scores, double eps) {
+void eta(std::vector<float>& scores, double eps, const RowMath& math) {
   const size_t n = scores.size();
   if (n == 0) return;
-  const std::vector<float> probabilities = aten::softmax(scores);
-  // Categorical(logits=scores): logits = scores - scores.logsumexp(-1), where logsumexp is
-  // log(sum(exp(scores - max))) + max with an infinite max read as 0.
-  float max = top_score(scores);
-  if (std::isinf(max)) max = 0;
-  std::vector<float> shifted_exp(n);
-  for (size_t i = 0; i < n; ++i) shifted_exp[i] = aten::exp(scores[i] - max);
-  const float logsumexp = aten::log(aten::cascade_sum(shifted_exp.data(), n)) + max;
+  const std::vector<float> probabilities = math.softmax(scores);
+  // Categorical(logits=scores): logits = scores - scores.logsumexp(-1)
+  const float logsumexp = math.logsumexp(scores);
   std::vector<float> logits(n);
   for (size_t i = 0; i < n; ++i) logits[i] = scores[i] - logsumexp;
   // entropy = -(clamp(logits, finfo.min) * softmax(logits)).sum(-1)
-  const std::vector<float> probs = aten::softmax(logits);
+  const std::vector<float> probs = math.softmax(logits);
   std::vector<float> terms(n);
   for (size_t i = 0; i < n; ++i) terms[i] = std::max(logits[i], std::numeric_limits<float>::lowest()) * probs[i];
-  const float entropy = -aten::cascade_sum(terms.data(), n);
+  const float entropy = -math.sum(terms, /*ignore_nan=*/false);
   // eta = torch.min(epsilon, torch.sqrt(epsilon) * torch.exp(-entropy)), epsilon a float32 tensor
   const float epsilon_f = static_cast<float>(eps);
-  const float cutoff = std::min(epsilon_f, std::sqrt(epsilon_f) * aten::exp(-entropy));
+  const float cutoff = std::min(epsilon_f, std::sqrt(epsilon_f) * math.exp(-entropy));
   const float top = top_score(scores);
   std::vector<bool> remove(n);
   for (size_t i = 0; i < n; ++i) remove[i] = probabilities[i] < cutoff && scores[i] < top;

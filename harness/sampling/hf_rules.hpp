@@ -1,13 +1,14 @@
 #pragma once
 // Hugging Face generate()'s logits processors and warpers on a plain float32 row of scores [V] in
-// id order, in place: engine/framework_sampler.cpp's hf:: functions (transformers'
-// generation/logits_process.py, the class each names) written as the same float32 operations in
-// the same order (sampling/aten_float.hpp for exp, log, softmax, cumsum and the sums). Temperature,
-// top-k and top-p are the article chain's (article_rules.hpp).
+// id order, in place: transformers' generation/logits_process.py (the class each names; literally
+// in torch in tests/support/torch_chains/framework_sampler.cpp, the reference) written as the same
+// float32 operations in the same order, the softmaxes, exps and sums through the caller's RowMath
+// (row_math.hpp). Temperature, top-k and top-p are the article chain's (article_rules.hpp).
 #include <cstdint>
 #include <vector>
 
 #include "params/run_params.hpp"
+#include "sampling/row_math.hpp"
 
 namespace genrepro::sampling::hf {
 
@@ -28,13 +29,13 @@ void mask_eos_below(std::vector<float>& scores, int64_t length, int64_t minimum,
 // SuppressTokensLogitsProcessor.
 void suppress_tokens(std::vector<float>& scores, const std::vector<int64_t>& tokens);
 // MinPLogitsWarper: probabilities (softmax) below float(min_p) * the top one go.
-void min_p(std::vector<float>& scores, double p);
+void min_p(std::vector<float>& scores, double p, const RowMath& math);
 // TypicalLogitsWarper (min_tokens_to_keep 1).
-void typical(std::vector<float>& scores, double mass);
+void typical(std::vector<float>& scores, double mass, const RowMath& math);
 // EpsilonLogitsWarper: probabilities below float(epsilon) go, except the top score's tokens.
-void epsilon(std::vector<float>& scores, double eps);
+void epsilon(std::vector<float>& scores, double eps, const RowMath& math);
 // EtaLogitsWarper: probabilities below min(eta, sqrt(eta) * exp(-entropy)) go, except the top
 // score's tokens; the entropy is torch.distributions.Categorical's.
-void eta(std::vector<float>& scores, double eps);
+void eta(std::vector<float>& scores, double eps, const RowMath& math);
 
 }  // namespace genrepro::sampling::hf

@@ -9,7 +9,7 @@
 // compared in the same way (a.logit > b.logit), and the arithmetic is its float32 arithmetic
 // (expf, logf, powf, float sums; double only where llama.cpp uses double).
 //
-// No libtorch: the engine turns the final array into a [V] distribution (framework_sampler.cpp),
+// No libtorch: the engine turns the final array into a [V] distribution (engine/run_chain.cpp),
 // and the model-free chain (sampling/chain.hpp) runs the same functions as its llama.cpp preset.
 #include <cstddef>
 #include <cstdint>

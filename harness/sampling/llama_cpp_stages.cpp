@@ -30,6 +30,11 @@ void PenaltiesStage::accept(int64_t token) {
   }
 }
 
+void PenaltiesStage::reset() {
+  window_.counts.clear();
+  recent_.clear();
+}
+
 namespace {
 
 std::unique_ptr<Stage> make_llama_cpp_stage(SamplerStage stage, const SamplingParams& s) {

@@ -37,6 +37,7 @@ class PenaltiesStage : public Stage {
   SamplerStage stage() const override { return SamplerStage::penalties; }
   void apply(Candidates& cur, const StageContext&) override;
   void accept(int64_t token) override;
+  void reset() override;
 
  private:
   llama_cpp::PenaltyWindow window_;  // counts of the tokens in `recent_`

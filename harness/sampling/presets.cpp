@@ -17,7 +17,7 @@ namespace {
 
 using Rule = RowStage::Rule;
 
-// The article chain's stage `stage` (engine/samplers.cpp's make_stage).
+// The article chain's stage `stage`.
 Rule article_rule(SamplerStage stage, const SamplingParams& s) {
   switch (stage) {
     case SamplerStage::temperature:
@@ -25,14 +25,15 @@ Rule article_rule(SamplerStage stage, const SamplingParams& s) {
     case SamplerStage::top_k:
       return [k = s.top_k](std::vector<float>& v, const StageContext&) { top_k_rule(v, k); };
     case SamplerStage::top_p:
-      if (s.top_p_rule == TopPRule::hf) return [p = s.top_p](std::vector<float>& v, const StageContext&) { top_p_hf_rule(v, p); };
-      return [p = s.top_p](std::vector<float>& v, const StageContext&) { top_p_article_rule(v, p); };
+      if (s.top_p_rule == TopPRule::hf)
+        return [p = s.top_p](std::vector<float>& v, const StageContext& x) { top_p_hf_rule(v, p, x.math); };
+      return [p = s.top_p](std::vector<float>& v, const StageContext& x) { top_p_article_rule(v, p, x.math); };
     default: break;
   }
   throw std::logic_error("not an article stage");  // a bug: check_run_params allows only these
 }
 
-// Hugging Face's processor or warper `stage` (engine/framework_sampler.cpp's HfSampler::step).
+// Hugging Face's processor or warper `stage` (transformers' _get_logits_processor adds them).
 Rule hf_rule(SamplerStage stage, const SamplingParams& s) {
   const FrameworkControls c = s.controls;
   switch (stage) {
@@ -57,12 +58,14 @@ Rule hf_rule(SamplerStage stage, const SamplingParams& s) {
     case SamplerStage::temperature:
     case SamplerStage::top_k: return article_rule(stage, s);
     case SamplerStage::top_p:
-      return [p = s.top_p](std::vector<float>& v, const StageContext&) { top_p_hf_rule(v, p); };
-    case SamplerStage::min_p: return [c](std::vector<float>& v, const StageContext&) { hf::min_p(v, c.min_p); };
-    case SamplerStage::typical_p: return [c](std::vector<float>& v, const StageContext&) { hf::typical(v, c.typical_p); };
+      return [p = s.top_p](std::vector<float>& v, const StageContext& x) { top_p_hf_rule(v, p, x.math); };
+    case SamplerStage::min_p: return [c](std::vector<float>& v, const StageContext& x) { hf::min_p(v, c.min_p, x.math); };
+    case SamplerStage::typical_p:
+      return [c](std::vector<float>& v, const StageContext& x) { hf::typical(v, c.typical_p, x.math); };
     case SamplerStage::epsilon_cutoff:
-      return [c](std::vector<float>& v, const StageContext&) { hf::epsilon(v, c.epsilon_cutoff); };
-    case SamplerStage::eta_cutoff: return [c](std::vector<float>& v, const StageContext&) { hf::eta(v, c.eta_cutoff); };
+      return [c](std::vector<float>& v, const StageContext& x) { hf::epsilon(v, c.epsilon_cutoff, x.math); };
+    case SamplerStage::eta_cutoff:
+      return [c](std::vector<float>& v, const StageContext& x) { hf::eta(v, c.eta_cutoff, x.math); };
     default: break;
   }
   throw std::logic_error("not a Hugging Face stage");  // a bug: active_stages lists only these
@@ -93,9 +96,13 @@ std::vector<std::unique_ptr<Stage>> preset_stages(const SamplingParams& s) {
   throw std::logic_error("Framework out of range");  // a bug: every enumerator is handled above
 }
 
-std::unique_ptr<Draw> preset_draw(const SamplingParams& s) { return make_draw(s, picks_argmax(s)); }
+std::unique_ptr<Draw> preset_draw(const SamplingParams& s, const RowMath& math) { return make_draw(s, picks_argmax(s), math); }
 
-Chain make_chain(const SamplingParams& s, ChainStart start) { return Chain(preset_stages(s), preset_draw(s), std::move(start)); }
+Chain make_chain(const SamplingParams& s, ChainStart start, const RowMath& math) {
+  return Chain(preset_stages(s), preset_draw(s, math), std::move(start), math);
+}
+
+bool records_stages(const SamplingParams& s) { return s.framework != Framework::article; }
 
 std::optional<std::string> control_id_outside(const FrameworkControls& c, int64_t vocab) {
   const auto outside = [vocab](int64_t id) { return id < 0 || id >= vocab; };

@@ -23,10 +23,15 @@ namespace genrepro::sampling {
 // keeps one candidate, and dist still consumes its number).
 bool picks_argmax(const SamplingParams& s);
 
-// The preset's stages, in order, and its draw; make_chain puts them together.
+// The preset's stages, in order, and its draw; make_chain puts them together. `math` (row_math.hpp)
+// decides the bits of the softmaxes, sums and exponentials; it must outlive the chain.
 std::vector<std::unique_ptr<Stage>> preset_stages(const SamplingParams& s);
-std::unique_ptr<Draw> preset_draw(const SamplingParams& s);
-Chain make_chain(const SamplingParams& s, ChainStart start);
+std::unique_ptr<Draw> preset_draw(const SamplingParams& s, const RowMath& math = aten_float_math());
+Chain make_chain(const SamplingParams& s, ChainStart start, const RowMath& math = aten_float_math());
+
+// Whether a run's evidence lists each stage's kept-set count (steps[].stages): the frameworks'
+// runs do; the article's evidence format predates the list and keeps its bytes.
+bool records_stages(const SamplingParams& s);
 
 // The first token id of a control list (suppress_tokens, bad_words_ids, sequence_bias, logit_bias)
 // outside a vocabulary of `vocab` tokens, as "suppress_tokens holds token id 9"; empty when all

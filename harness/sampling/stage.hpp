@@ -10,16 +10,19 @@
 
 #include "params/run_params.hpp"
 #include "sampling/candidates.hpp"
+#include "sampling/row_math.hpp"
 
 namespace genrepro::sampling {
 
 // What a stage may read besides the candidates: the sequence so far (Hugging Face's input_ids),
 // where the prompt ends in it (min_new_tokens counts from there) and the end-of-text token
-// (min_length, min_new_tokens, and the [eos] that bad_words_ids drops).
+// (min_length, min_new_tokens, and the [eos] that bad_words_ids drops), and the row math the
+// chain computes with (row_math.hpp).
 struct StageContext {
   const std::vector<int64_t>& history;
   int64_t prompt_length = 0;
   int64_t eos_token_id = -1;
+  const RowMath& math = aten_float_math();
 };
 
 class Stage {
@@ -33,6 +36,8 @@ class Stage {
   // llama_sampler_accept. Only stages that keep their own history (llama.cpp's penalties window)
   // do anything with it; Hugging Face's read the context's history instead, as they read input_ids.
   virtual void accept(int64_t token) { (void)token; }
+  // Forgets every accepted token (Chain::restart).
+  virtual void reset() {}
 };
 
 }  // namespace genrepro::sampling

@@ -136,7 +136,7 @@ TEST_P(ModelInRun, OneLineExit2OutUntouched) {
 INSTANTIATE_TEST_SUITE_P(BrokenModel, ModelInRun, ::testing::ValuesIn(kViaRun), CaseName{});
 
 // NaN weights pass every load check; the distribution they give is stopped before the draw
-// (engine/token_picker.hpp check_distribution), so torch::multinomial never sees it: bad input,
+// (the chain's draw, sampling/draws.hpp), so torch::multinomial never sees it: bad input,
 // exit 2, one line after the model note naming the step (no input may end in exit 3).
 TEST(InternalError, NanWeightsStopBeforeTheDrawExit2) {
   // Every mode: sampled, greedy (argmax of NaN would print id 0 three times), first prediction.

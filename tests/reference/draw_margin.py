@@ -44,7 +44,7 @@ import article_sampling  # noqa: E402
 import gpt2_reference  # noqa: E402
 
 def chain_probs(logits, params):
-    """The article's chain in the run's sampler_order, then softmax (engine/samplers.cpp)."""
+    """The article's chain in the run's sampler_order, then softmax (sampling/article_rules.cpp)."""
     x = logits
     for stage in params["sampler_order"]:
         if stage == "temperature":

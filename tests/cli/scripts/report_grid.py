@@ -39,6 +39,7 @@ PROMPTS = ["the river bank was", "once upon a time"]
 TEMPERATURES = [0.5, 1.0, 2.0]
 SEEDS = list(range(1, 51))
 NEW_TOKENS = 3
+FRAMEWORK_SEEDS = list(range(1, 6))  # the fewest seeds a grid cell is summarised with (kMinGridSeeds)
 MASK64 = (1 << 64) - 1
 RESAMPLES = 1000
 DEFAULT_BOOTSTRAP_SEED = 24  # docs/report.md
@@ -64,6 +65,27 @@ def experiment():
             "runs": [{"mode": "sample", "temperature": TEMPERATURES, "top_p": 0.9, "seed": SEEDS}]}
 
 
+def framework_experiment(path):
+    """experiments/grids/framework_grid.json with FRAMEWORK_SEEDS seeds and NEW_TOKENS tokens: the same
+    nine cells (three frameworks' rules x three temperatures), so the same labels, in fewer runs."""
+    with open(path, encoding="utf-8") as f:
+        spec = json.load(f)
+    spec["max_new_tokens"] = NEW_TOKENS
+    for entry in spec["runs"]:
+        entry["seed"] = FRAMEWORK_SEEDS
+    return spec
+
+
+def run_experiment(a, spec, name):
+    path = os.path.join(a.work, name + ".json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    r = subprocess.run([a.binary, "run", path, "--model", a.model, "--threads", "2", "--out", os.path.join(a.work, name + "-evidence.json")],
+                       capture_output=True, text=True, timeout=TIMEOUT_S)
+    if r.returncode != 0:
+        fail("genrepro run %s: exit %d: %s" % (name, r.returncode, r.stderr))
+
+
 def make(a):
     os.makedirs(a.work, exist_ok=True)
     spec = os.path.join(a.work, "grid300.json")
@@ -73,7 +95,8 @@ def make(a):
                        capture_output=True, text=True, timeout=TIMEOUT_S)
     if r.returncode != 0:
         fail("genrepro run: exit %d: %s" % (r.returncode, r.stderr))
-    print("made %d runs" % len(SEEDS * len(PROMPTS) * len(TEMPERATURES)))
+    run_experiment(a, framework_experiment(a.framework_grid), "framework-grid")
+    print("made %d runs, and %d of the framework grid" % (len(SEEDS * len(PROMPTS) * len(TEMPERATURES)), 9 * len(FRAMEWORK_SEEDS)))
 
 
 # ---- the independent computation (docs/report.md, "Grid summaries") ----
@@ -372,8 +395,69 @@ def screenshot(a):
     browser = shot.Chromium(chromium, scratch)  # one Chromium for the DOM and the screenshot
     try:
         check_page(a, browser, scratch, out, page, Image)
+        check_framework_labels(a, browser)
     finally:
         browser.close()
+
+
+# Every text of a chart, rendered: its box on the page against the chart's own box. An SVG opened as
+# the page is laid out at its width and height, so a label drawn past an edge is cut on screen.
+TEXT_BOXES_SCRIPT = """(() => {
+  const svg = document.documentElement.getBoundingClientRect();
+  return Array.from(document.querySelectorAll('text')).map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, cut: r.left < svg.left - 0.5 || r.right > svg.right + 0.5 ||
+                                      r.top < svg.top - 0.5 || r.bottom > svg.bottom + 0.5};
+  });
+})()"""
+
+
+def rendered_texts(browser, svg_path):
+    browser._load(svg_path, shot.FIRST_SCREEN)
+    r = browser._call("Runtime.evaluate", {"expression": TEXT_BOXES_SCRIPT, "returnByValue": True}, session=True)
+    return r["result"]["value"]
+
+
+def label_problems(texts, name):
+    problems = ["%s: label %r is cut at the chart's edge" % (name, t["text"]) for t in texts if t["cut"]]
+    problems += ["%s: label %r is shortened" % (name, t["text"]) for t in texts if "\u2026" in t["text"] or "..." in t["text"]]
+    return problems
+
+
+def check_framework_labels(a, browser):
+    """The framework grid's charts, rendered: every label whole and inside its chart, and every cell
+    named by its framework and its controls (docs/report.md, grid summaries)."""
+    out = os.path.join(a.work, "framework-page")
+    evidence = os.path.join(a.work, "framework-grid-evidence.json")
+    r = subprocess.run([a.binary, "report", evidence, "--out", out], capture_output=True, text=True, timeout=TIMEOUT_S)
+    if r.returncode != 0:
+        fail("genrepro report (framework grid): exit %d: %s" % (r.returncode, r.stderr))
+    charts = sorted(n for n in os.listdir(out) if n.startswith("grid-") and n.endswith(".svg"))
+    if not charts:
+        fail("the framework grid's report has no grid charts: %s" % sorted(os.listdir(out)))
+    seen, problems = set(), []
+    for name in charts:
+        texts = rendered_texts(browser, os.path.join(out, name))
+        problems += label_problems(texts, name)
+        seen.update(t["text"] for t in texts)
+    if problems:
+        fail("; ".join(problems[:5]) + (" (%d in all)" % len(problems) if len(problems) > 5 else ""))
+    for t in (0.7, 1.0, 1.3):
+        for label in ("article T=%g" % t, "llama.cpp T=%g top_k=40 top_p=0.95 min_p=0.05" % t, "hf T=%g top_k=50 repetition_penalty=1.3" % t):
+            if not any(label == s or s.startswith(label + " ") for s in seen):
+                fail("no chart label names the cell %r; labels: %s" % (label, sorted(seen)[:40]))
+    # Controls: a label moved past the right edge, and one shortened, are seen.
+    moved = os.path.join(a.work, "framework-page", "control-moved.svg")
+    with open(os.path.join(out, charts[0]), encoding="utf-8") as f:
+        svg = f.read()
+    with open(moved, "w", encoding="utf-8") as f:
+        f.write(re.sub(r'(<text[^>]*?) x="[0-9.]+"', r'\1 x="100000"', svg, count=1))
+    if not label_problems(rendered_texts(browser, moved), "control"):
+        fail("control: a label moved past the chart's edge is not seen as cut")
+    if not label_problems([{"text": "llama.cpp T=0.7 top_k=40 top_p=0\u2026", "cut": False}], "control"):
+        fail("control: a shortened label is not seen")
+    print("framework grid: %d charts, %d labels rendered whole inside their charts; all 9 cells named by framework and controls"
+          % (len(charts), len(seen)))
 
 
 def check_page(a, browser, scratch, out, page, Image):
@@ -432,6 +516,7 @@ def main():
     ap.add_argument("--work", required=True, help="where the evidence is made and read")
     ap.add_argument("--model", help="the tiny fixture model (make)")
     ap.add_argument("--article", help="golden/article/article-facts.json (screenshot)")
+    ap.add_argument("--framework-grid", help="experiments/grids/framework_grid.json (make)")
     ap.add_argument("--keep", help="copy the screenshot here")
     a = ap.parse_args()
     a.work = os.path.abspath(a.work)  # Chromium opens file:// URLs, which need absolute paths

@@ -1,7 +1,8 @@
-// genrepro's sampler chain and pickers against the article's own PyTorch code on fixed logits
-// (tests/reference/article_sampling.py --fixed-logits, run with /usr/bin/python3): the same logits,
-// temperatures, top-p values and seeds, one generator per case visiting every vector in order.
-// Every pick must be identical, for rng "torch" and rng "portable".
+// The engine's chain (RunChain: the article preset with libtorch's row math, as every run steps it)
+// against the article's own PyTorch code on fixed logits (tests/reference/article_sampling.py
+// --fixed-logits, run with /usr/bin/python3): the same logits, temperatures, top-p values and seeds,
+// one generator per case visiting every vector in order. Every pick must be identical, for rng
+// "torch" and rng "portable".
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -16,8 +17,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/samplers.hpp"
-#include "engine/token_picker.hpp"
+#include "engine/run_chain.hpp"
 
 namespace genrepro {
 namespace {
@@ -54,9 +54,6 @@ TEST(ArticleSamplingReference, SamePicksAsTheArticlesPyTorchCodeOnFixedLogits) {
     vectors.push_back(torch::tensor(v.get<std::vector<double>>(), torch::kFloat64).to(torch::kFloat32));
   const int rounds = ref.at("rounds").get<int>();
 
-  // The chain is a pure function of (logits, T, p): its distributions are made once per (T, p) and
-  // drawn from by every seed and rng, as the Python side does.
-  std::map<std::pair<double, double>, std::vector<torch::Tensor>> probs_by_case;
   int64_t compared = 0;
   for (const auto& c : ref.at("cases")) {
     SamplingParams s;
@@ -65,17 +62,12 @@ TEST(ArticleSamplingReference, SamePicksAsTheArticlesPyTorchCodeOnFixedLogits) {
     s.top_p = c.at("top_p").get<double>();
     s.seed = c.at("seed").get<uint64_t>();
     const auto expected = c.at("picks").get<std::vector<int64_t>>();
-    auto& probs = probs_by_case[{s.temperature, s.top_p}];
-    if (probs.empty()) {
-      const SamplerChain chain = build_sampler_chain(s);
-      for (const auto& logits : vectors) probs.push_back(torch::softmax(chain.apply(logits), 0));
-    }
     for (Rng rng : kRngs) {
       s.rng = rng;
-      const auto picker = make_token_picker(s);  // one generator per case, as the article's rng
+      RunChain chain(s, {}, -1);  // one generator per case, as the article's rng
       std::vector<int64_t> picks;
       for (int r = 0; r < rounds; ++r)
-        for (const auto& p : probs) picks.push_back(picker->pick(p));
+        for (const auto& logits : vectors) picks.push_back(*chain.step(logits, static_cast<int64_t>(picks.size()), true).token);
       EXPECT_EQ(picks, expected) << "T " << s.temperature << " p " << s.top_p << " seed " << s.seed
                                  << " rng " << to_string(rng);
       compared += static_cast<int64_t>(picks.size());

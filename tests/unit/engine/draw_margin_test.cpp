@@ -1,6 +1,7 @@
 // How close a sampled step's draw came to another token (steps[].draw), held to
 // references that do not share the race's code:
-//  - the exponential race (torch picker, portable picker, Hugging Face's sampler): torch's own
+//  - the exponential race (the chain's race draw for rng torch and portable, Hugging Face's
+//    preset, and the reference torch picker of tests/support/torch_chains): torch's own
 //    ops on a clone of the generator, q = empty(V).exponential_(1, clone), ratios = p / q, the two
 //    best by torch::topk, margin = ln(r1 / r2); the pick is torch::multinomial's on the run's own
 //    generator, which therefore advances exactly as before;
@@ -16,7 +17,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/framework_sampler.hpp"
+#include "engine/run_chain.hpp"
+#include "params/framework_params.hpp"
+#include "params/portable_rng.hpp"
 #include "sampling/llama_cpp_chain.hpp"
 #include "engine/token_picker.hpp"
 
@@ -40,6 +43,13 @@ TorchRace torch_race(const torch::Tensor& probs, const at::Generator& gen) {
   return {ratios.argmax().item<int64_t>(), ids[1].item<int64_t>(), std::log(static_cast<double>(r1) / static_cast<double>(r2))};
 }
 
+// The chain's race draw (sampling/draws.hpp RaceDraw) on probabilities: rng torch and portable
+// alike draw from a PortableMultinomial seeded with the run's seed.
+RacePick chain_race(PortableMultinomial& race, const torch::Tensor& probs) {
+  const torch::Tensor p = probs.contiguous();
+  return race.race(p.data_ptr<float>(), static_cast<size_t>(p.numel()));
+}
+
 // A GPT-2-sized distribution whose two best tokens, a and b, are a near-tie: p_b = p_a (1 - gap).
 torch::Tensor planted_near_tie(int64_t a, int64_t b, double gap, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -52,12 +62,8 @@ torch::Tensor planted_near_tie(int64_t a, int64_t b, double gap, uint32_t seed) 
   return t / t.sum();
 }
 
-TEST(DrawMargin, TorchPickerRecordsTorchsRaceAndPicksWhatMultinomialPicks) {
-  SamplingParams s;
-  s.mode = DecodeMode::sample;
-  s.seed = 42;
-  s.rng = Rng::torch;
-  const auto picker = make_token_picker(s);
+TEST(DrawMargin, TheChainsRaceRecordsTorchsRaceAndPicksWhatMultinomialPicks) {
+  PortableMultinomial race(42);
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(42);
   int planted_pair_leads = 0;
   for (int k = 0; k < 30; ++k) {
@@ -66,7 +72,7 @@ TEST(DrawMargin, TorchPickerRecordsTorchsRaceAndPicksWhatMultinomialPicks) {
     const TorchRace expected = torch_race(p, gen);
     const int64_t torch_pick = torch::multinomial(p, 1, false, gen).item<int64_t>();
     ASSERT_EQ(torch_pick, expected.winner) << "step " << k;  // the reference agrees with torch itself
-    const RacePick got = picker->pick_with_margin(p);
+    const RacePick got = chain_race(race, p);
     ASSERT_EQ(got.token, torch_pick) << "step " << k;
     ASSERT_TRUE(got.margin.has_value()) << "step " << k;
     EXPECT_EQ(got.margin->runner_up, expected.runner_up) << "step " << k;
@@ -83,18 +89,14 @@ TEST(DrawMargin, TwoTokensLeftTheRunnerUpIsTheOtherAndTheMarginIsTheirLogRatio) 
   // ln((p_w / q_w) / (p_o / q_o)) of torch's two draws for those entries.
   const torch::Tensor p = torch::tensor({0.0f, 0.5005f, 0.0f, 0.4995f});
   for (uint64_t seed : {0ull, 1ull, 41ull, 42ull, 43ull, 12345ull}) {
-    SamplingParams s;
-    s.mode = DecodeMode::sample;
-    s.seed = seed;
-    for (Rng rng : {Rng::torch, Rng::portable}) {
-      s.rng = rng;
+    {
       at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-      const auto picker = make_token_picker(s);
+      PortableMultinomial race(seed);
       for (int k = 0; k < 20; ++k) {
         at::Generator clone = gen.clone();
         const torch::Tensor q = torch::empty({4}).exponential_(1, clone);
         torch::multinomial(p, 1, false, gen);
-        const RacePick got = picker->pick_with_margin(p);
+        const RacePick got = chain_race(race, p);
         ASSERT_TRUE(got.token == 1 || got.token == 3);
         ASSERT_TRUE(got.margin.has_value());
         const int64_t other = got.token == 1 ? 3 : 1;
@@ -112,12 +114,11 @@ TEST(DrawMargin, PortableAndTorchRecordTheSameMarginBits) {
   s.mode = DecodeMode::sample;
   s.seed = 7;
   s.rng = Rng::torch;
-  const auto by_torch = make_token_picker(s);
-  s.rng = Rng::portable;
-  const auto portable = make_token_picker(s);
+  const auto by_torch = make_token_picker(s);  // the reference: torch's generator, torch's race
+  PortableMultinomial portable(7);              // the chain's race
   for (int k = 0; k < 10; ++k) {
     const torch::Tensor p = planted_near_tie(5 * k, 50000 - k, 1e-2, static_cast<uint32_t>(100 + k));
-    const RacePick a = by_torch->pick_with_margin(p), b = portable->pick_with_margin(p);
+    const RacePick a = by_torch->pick_with_margin(p), b = chain_race(portable, p);
     ASSERT_EQ(a.token, b.token);
     ASSERT_TRUE(a.margin && b.margin);
     EXPECT_EQ(a.margin->runner_up, b.margin->runner_up);
@@ -128,13 +129,12 @@ TEST(DrawMargin, PortableAndTorchRecordTheSameMarginBits) {
 TEST(DrawMargin, OneDrawableTokenRecordsNoMargin) {
   SamplingParams s;
   s.mode = DecodeMode::sample;
+  const float minus_inf = -std::numeric_limits<float>::infinity();
   for (Rng rng : {Rng::torch, Rng::portable}) {
     s.rng = rng;
-    const auto picker = make_token_picker(s);
-    const RacePick got = picker->pick_with_margin(torch::tensor({0.0f, 0.0f, 1.0f}));
-    EXPECT_EQ(got.token, 2);
-    EXPECT_FALSE(got.margin.has_value());
-    EXPECT_FALSE(race_draw_record(got).has_value());
+    const RunStep got = RunChain(s, {}, -1).step(torch::tensor({minus_inf, minus_inf, 1.0f}), 0, true);
+    EXPECT_EQ(*got.token, 2);
+    EXPECT_FALSE(got.draw.has_value());
   }
 }
 
@@ -144,9 +144,8 @@ TEST(DrawMargin, HuggingFaceSamplingRecordsTheRaceAndGreedyNothing) {
   s.mode = DecodeMode::sample;
   s.seed = 3;
   const std::vector<int64_t> ids = {1, 2};
-  const ChainHistory h{ids, 2, 0};
   const torch::Tensor logits = torch::tensor({2.0f, 2.001f, -1.0f, 0.5f});
-  const FrameworkStep step = make_framework_sampler(s)->step(logits, h, true);
+  const RunStep step = RunChain(s, ids, 0).step(logits, 0, true);
   ASSERT_TRUE(step.draw.has_value());
   EXPECT_EQ(step.draw->rule, DrawRule::exponential_race);
   EXPECT_NE(step.draw->runner_up, *step.token);
@@ -157,7 +156,7 @@ TEST(DrawMargin, HuggingFaceSamplingRecordsTheRaceAndGreedyNothing) {
   EXPECT_EQ(step.draw->runner_up, expected.runner_up);
   EXPECT_NEAR(step.draw->margin, expected.margin, 1e-12);
   s.mode = DecodeMode::greedy;
-  EXPECT_FALSE(make_framework_sampler(s)->step(logits, h, true).draw.has_value());
+  EXPECT_FALSE(RunChain(s, ids, 0).step(logits, 0, true).draw.has_value());
 }
 
 // llama.cpp's dist by hand: u from its own engine, the intervals of the running sum.
@@ -198,13 +197,13 @@ TEST(DrawMargin, LlamaCppDistRecordsTheDistanceToTheNearestEdgeAndTheTokenAcross
 TEST(DrawMargin, LlamaCppSamplerRecordsInverseCdfAtEveryDraw) {
   SamplingParams s;
   s.framework = Framework::llama_cpp;
+  s.rng = Rng::llama_cpp;  // llama.cpp's dist, as every llama.cpp run draws
   s.mode = DecodeMode::sample;
   s.seed = 9;
   const std::vector<int64_t> ids = {1, 2};
-  const ChainHistory h{ids, 2, 0};
-  const auto sampler = make_framework_sampler(s);
+  RunChain sampler(s, ids, 0);  // no token accepted: the same history at every step
   for (int k = 0; k < 10; ++k) {
-    const FrameworkStep step = sampler->step(torch::tensor({1.0f, 1.2f, 0.3f, -2.0f, 0.9f}), h, true);
+    const RunStep step = sampler.step(torch::tensor({1.0f, 1.2f, 0.3f, -2.0f, 0.9f}), k, true);
     ASSERT_TRUE(step.draw.has_value());
     EXPECT_EQ(step.draw->rule, DrawRule::inverse_cdf);
     EXPECT_NE(step.draw->runner_up, *step.token);

@@ -1,5 +1,6 @@
-// The fast top-p filters (a radix sort of the values, no index sort) against the literal forms
-// (torch::sort and all) on thousands of random and adversarial vectors: the same kept set and the
+// The chain's top-p rules (sampling/article_rules.hpp: a radix sort of the values, no index sort,
+// with libtorch's row math as the engine runs them) against the literal torch forms
+// (tests/support/torch_chains: torch::sort and all) on thousands of random and adversarial vectors: the same kept set and the
 // same logits, bit for bit, ties included (a speed-up must not change a bit). Each
 // vector also goes through the whole chain and the final softmax, as the loop uses it.
 //
@@ -19,6 +20,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "engine/torch_row_math.hpp"
+#include "sampling/article_rules.hpp"
 #include "engine/samplers.hpp"
 
 namespace genrepro {
@@ -33,7 +36,16 @@ bool same_bits(const torch::Tensor& a, const torch::Tensor& b) {
   return std::memcmp(ac.data_ptr(), bc.data_ptr(), static_cast<size_t>(ac.numel()) * ac.element_size()) == 0;
 }
 
-// Whether top_p_filter / top_p_filter_hf (min_tokens_to_keep 1) take their fast path on `logits`:
+// The chain's rule on a [V] float32 row, as a tensor.
+torch::Tensor chain_top_p(const torch::Tensor& logits, double p, bool hf_rule) {
+  const torch::Tensor c = logits.contiguous();
+  std::vector<float> v(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  if (hf_rule) sampling::top_p_hf_rule(v, p, torch_row_math());
+  else sampling::top_p_article_rule(v, p, torch_row_math());
+  return torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kFloat32).clone();
+}
+
+// Whether the rules (min_tokens_to_keep 1) take their fast path on `logits`:
 // p < 1 and the value at the boundary of the kept set is not shared across it. Computed from
 // torch::sort's values, as the literal forms see them.
 bool article_rule_is_fast(const torch::Tensor& logits, double p) {
@@ -67,11 +79,11 @@ void expect_both_rules_match(const torch::Tensor& logits, double p, const std::s
   ++count.vectors;
   if (article_rule_is_fast(logits, p)) ++count.article_fast;
   if (hf_rule_is_fast(logits, p)) ++count.hf_fast;
-  const torch::Tensor fast = top_p_filter(logits, p);
+  const torch::Tensor fast = chain_top_p(logits, p, /*hf_rule=*/false);
   const torch::Tensor literal = top_p_filter_by_sort(logits, p);
   ASSERT_TRUE(same_bits(fast, literal)) << what << " p=" << p << " (article rule)";
   ASSERT_TRUE(same_bits(torch::softmax(fast, 0), torch::softmax(literal, 0))) << what;
-  const torch::Tensor fast_hf = top_p_filter_hf(logits, p);
+  const torch::Tensor fast_hf = chain_top_p(logits, p, /*hf_rule=*/true);
   const torch::Tensor literal_hf = top_p_filter_hf_by_sort(logits, p);
   ASSERT_TRUE(same_bits(fast_hf, literal_hf)) << what << " p=" << p << " (hf rule)";
 }
@@ -189,7 +201,7 @@ TEST(FastTopP, TheWholeChainAndFinalDistributionAreUnchanged) {
     for (double t : {0.7, 1.0, 1.3}) {
       for (int64_t k : {0, 40}) {
         const torch::Tensor scaled = top_k_filter(apply_temperature(logits, t), k);
-        ASSERT_TRUE(same_bits(torch::softmax(top_p_filter(scaled, 0.9), 0),
+        ASSERT_TRUE(same_bits(torch::softmax(chain_top_p(scaled, 0.9, false), 0),
                               torch::softmax(top_p_filter_by_sort(scaled, 0.9), 0)))
             << "trial " << trial << " T=" << t << " k=" << k;
       }

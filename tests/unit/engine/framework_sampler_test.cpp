@@ -11,6 +11,7 @@
 
 #include "engine/batched_decoder.hpp"
 #include "engine/framework_sampler.hpp"
+#include "engine/run_chain.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
 #include "sampling/llama_cpp_chain.hpp"
@@ -38,7 +39,7 @@ SamplingParams framework_params(Framework f, double temperature, int64_t top_k, 
   return s;
 }
 
-std::vector<std::pair<std::string, int64_t>> kept_of(const FrameworkStep& step) {
+std::vector<std::pair<std::string, int64_t>> kept_of(const RunStep& step) {
   std::vector<std::pair<std::string, int64_t>> out;
   for (const StageKept& k : step.stages) out.emplace_back(k.stage, k.kept);
   return out;
@@ -51,19 +52,16 @@ int64_t positive_count(const torch::Tensor& p) { return (p > 0).sum().item<int64
 TEST(FrameworkWorkedExample, TheSameValuesKeepOneTokenInHuggingFaceAndTwoInLlamaCpp) {
   const torch::Tensor logits = torch::tensor({3.0f, 2.0f, 2.0f, 1.0f, 0.0f});
   const std::vector<int64_t> ids = {4};
-  const ChainHistory h{ids, 1, -1};
   // Hugging Face: T first ([6, 4, 4, 2, 0]); top-k keeps both 4s (ties with the k-th): 3;
   // top-p 0.9 keeps them (the two 0.1065s are above 1 - 0.9 cumulated); min-p on probabilities
   // after temperature: 0.2 * 0.787 = 0.157 > 0.1065: 1 token.
-  const auto hf = make_framework_sampler(framework_params(Framework::hf, 0.5, 2, 0.9, 0.2));
-  const FrameworkStep a = hf->step(logits, h, true);
+  const RunStep a = RunChain(framework_params(Framework::hf, 0.5, 2, 0.9, 0.2), ids, -1).step(logits, 0, true);
   EXPECT_EQ(kept_of(a), (std::vector<std::pair<std::string, int64_t>>{{"temperature", 5}, {"top_k", 3}, {"top_p", 3}, {"min_p", 1}}));
   EXPECT_EQ(positive_count(a.final_probs), 1);
   EXPECT_EQ(*a.token, 0);
   // llama.cpp: top-k keeps exactly 2 ([3, 2]); top-p on those: 0.731 < 0.9, so both; min-p in
   // logit space: 2 >= 3 + ln 0.2 = 1.39, both; then T: 2 tokens, 0.881 / 0.119.
-  const auto llama = make_framework_sampler(framework_params(Framework::llama_cpp, 0.5, 2, 0.9, 0.2));
-  const FrameworkStep b = llama->step(logits, h, true);
+  const RunStep b = RunChain(framework_params(Framework::llama_cpp, 0.5, 2, 0.9, 0.2), ids, -1).step(logits, 0, true);
   EXPECT_EQ(kept_of(b), (std::vector<std::pair<std::string, int64_t>>{{"top_k", 2}, {"top_p", 2}, {"min_p", 2}, {"temperature", 2}}));
   EXPECT_EQ(positive_count(b.final_probs), 2);
   EXPECT_NEAR(b.final_probs[0].item<float>(), 0.8808, 1e-4);
@@ -115,12 +113,12 @@ TEST(FrameworkWorkedExample, TopKTiesHuggingFaceKeepsThemLlamaCppKeepsExactlyK) 
   EXPECT_EQ(cur.size, 2u);
 }
 
-TEST(FrameworkSampler, AllMaskedIsANumericsErrorNamingTheStage) {
+TEST(RunChain, AllMaskedIsANumericsErrorNamingTheStage) {
   SamplingParams s = framework_params(Framework::hf, 1.0, 0, 1.0, 0.0);
   s.controls.suppress_tokens = {0, 1, 2};
   const std::vector<int64_t> ids = {0};
   try {
-    make_framework_sampler(s)->step(torch::tensor({1.0f, 2.0f, 3.0f}), ChainHistory{ids, 1, -1}, true);
+    RunChain(s, ids, -1).step(torch::tensor({1.0f, 2.0f, 3.0f}), 0, true);
     FAIL() << "no error";
   } catch (const NumericsError& e) {
     EXPECT_NE(std::string(e.what()).find("step 0: no token is left to pick after the suppress_tokens stage"), std::string::npos) << e.what();

@@ -1,9 +1,10 @@
 // framework "hf" against Hugging Face's processors and warpers written in plain PyTorch
 // (tests/reference/hf_processors.py): 3,000 logits vectors (random, heavy-tailed, ties, -inf; 6 to
 // 2,048 tokens), each through one of 18 configurations with a history of its own. After every
-// stage the kept set (count and hash of the ids) and the scores themselves (a hash of their float32
-// bits) must be the reference's; then the pick of a generator seeded per configuration
-// (torch.multinomial), or the argmax for the greedy one. ctest runs this suite as
+// stage of the engine's chain (the hf preset with libtorch's row math) the kept set (count and hash
+// of the ids) and the scores themselves (a hash of their float32 bits) must be the reference's;
+// then the pick of the whole chain as the engine runs it (RunChain), one generator seeded per
+// configuration (torch.multinomial), or the argmax for the greedy one. ctest runs this suite as
 // reference.frameworks.hf_vectors, after reference.frameworks.vectors wrote the data to
 // $GENREPRO_FRAMEWORK_VECTORS.
 #include <cstdlib>
@@ -15,7 +16,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/framework_sampler.hpp"
+#include "engine/run_chain.hpp"
+#include "engine/torch_row_math.hpp"
+#include "sampling/presets.hpp"
 #include "unit/engine/framework_reference.hpp"
 #include "util/errors.hpp"
 
@@ -39,25 +42,12 @@ std::string bits_hash(const torch::Tensor& scores) {
   return h.str();
 }
 
-torch::Tensor apply_stage(const std::string& name, const SamplingParams& s, const torch::Tensor& scores,
-                          const std::vector<int64_t>& ids, int64_t prompt_length, int64_t eos) {
-  const FrameworkControls& c = s.controls;
-  if (name == "sequence_bias") return hf::sequence_bias(scores, ids, c.sequence_bias);
-  if (name == "repetition_penalty") return hf::repetition_penalty(scores, ids, c.repetition_penalty);
-  if (name == "no_repeat_ngram_size") return hf::no_repeat_ngram(scores, ids, c.no_repeat_ngram_size);
-  if (name == "bad_words_ids") return hf::bad_words(scores, ids, c.bad_words_ids, eos);
-  if (name == "min_length") return hf::mask_eos_below(scores, static_cast<int64_t>(ids.size()), c.min_length, eos);
-  if (name == "min_new_tokens")
-    return hf::mask_eos_below(scores, static_cast<int64_t>(ids.size()) - prompt_length, c.min_new_tokens, eos);
-  if (name == "suppress_tokens") return hf::suppress_tokens(scores, c.suppress_tokens);
-  if (name == "temperature") return hf::temperature(scores, s.temperature);
-  if (name == "top_k") return hf::top_k(scores, s.top_k);
-  if (name == "top_p") return hf::top_p(scores, s.top_p);
-  if (name == "min_p") return hf::min_p(scores, c.min_p);
-  if (name == "typical_p") return hf::typical(scores, c.typical_p);
-  if (name == "epsilon_cutoff") return hf::epsilon(scores, c.epsilon_cutoff);
-  if (name == "eta_cutoff") return hf::eta(scores, c.eta_cutoff);
-  throw std::runtime_error("unknown stage " + name);
+// The scores a chain's candidate array holds, in id order (Hugging Face's stages keep it whole).
+torch::Tensor scores_of(const sampling::Candidates& cur) {
+  torch::Tensor out = torch::empty({static_cast<int64_t>(cur.size)}, torch::kFloat32);
+  float* v = out.data_ptr<float>();
+  for (size_t i = 0; i < cur.size; ++i) v[cur.data[i].id] = cur.data[i].logit;
+  return out;
 }
 
 TEST(HfReference, EveryStageAndEveryPickAsHuggingFacesProcessorsOnThousandsOfVectors) {
@@ -70,12 +60,12 @@ TEST(HfReference, EveryStageAndEveryPickAsHuggingFacesProcessorsOnThousandsOfVec
   const int64_t eos = ref.at("eos").get<int64_t>();
 
   std::map<std::string, SamplingParams> params;
-  std::map<std::string, std::unique_ptr<FrameworkSampler>> samplers;  // one generator per configuration
+  std::map<std::string, std::unique_ptr<RunChain>> samplers;  // one generator per configuration
   for (const auto& c : ref.at("configs")) {
     const std::string name = c.at("name").get<std::string>();
     params[name] = params_of(c, Framework::hf);
     ASSERT_TRUE(check_run_params(RunParams{params[name], 50, true, false, 5}).empty()) << name;
-    samplers[name] = make_framework_sampler(params[name]);
+    samplers[name] = std::make_unique<RunChain>(params[name], std::vector<int64_t>{}, eos);
   }
 
   int64_t stages = 0, stage_mismatch = 0, bit_mismatch = 0, picks = 0, pick_mismatch = 0, refusals = 0;
@@ -86,17 +76,21 @@ TEST(HfReference, EveryStageAndEveryPickAsHuggingFacesProcessorsOnThousandsOfVec
     const auto ids = c.at("ids").get<std::vector<int64_t>>();
     const int64_t prompt_length = c.at("prompt_length").get<int64_t>();
     const torch::Tensor logits = as_tensor(vectors[i]);
+    const auto chain_stages = sampling::preset_stages(s);
+    sampling::Candidates cur(vectors[i].data(), vectors[i].size());
+    const sampling::StageContext context{ids, prompt_length, eos, torch_row_math()};
 
     // Stage by stage, the functions alone.
     const bool greedy = s.mode == DecodeMode::greedy;
     const std::vector<SamplerStage> expected = active_stages(s, greedy);
     const auto& records = c.at("stages");
     ASSERT_LE(records.size(), expected.size()) << "case " << i << " (" << config << ")";
-    torch::Tensor scores = logits.reshape({1, -1});
+    ASSERT_EQ(chain_stages.size(), expected.size());
     for (size_t k = 0; k < records.size(); ++k) {
       const std::string name = records[k][0].get<std::string>();
       ASSERT_EQ(name, to_string(expected[k])) << "case " << i << " (" << config << ") stage " << k;
-      scores = apply_stage(name, s, scores, ids, prompt_length, eos);
+      chain_stages[k]->apply(cur, context);
+      const torch::Tensor scores = scores_of(cur);
       ++stages;
       const int64_t kept = (scores > -std::numeric_limits<float>::infinity()).sum().item<int64_t>();
       const bool same_set = kept == records[k][1].get<int64_t>() && kept_hash(scores) == records[k][2].get<std::string>();
@@ -110,14 +104,14 @@ TEST(HfReference, EveryStageAndEveryPickAsHuggingFacesProcessorsOnThousandsOfVec
     }
 
     // The whole sampler: the same stages, then the pick from this configuration's generator.
-    const std::vector<int64_t> history = ids;
-    const ChainHistory h{history, prompt_length, eos};
+    RunChain& sampler = *samplers.at(config);
+    sampler.restart(ids, prompt_length);
     if (c.at("token").is_null()) {
-      EXPECT_THROW(samplers.at(config)->step(logits, h, true), NumericsError) << "case " << i;
+      EXPECT_THROW(sampler.step(logits, static_cast<int64_t>(i), true), NumericsError) << "case " << i;
       ++refusals;
       continue;
     }
-    const FrameworkStep step = samplers.at(config)->step(logits, h, true);
+    const RunStep step = sampler.step(logits, static_cast<int64_t>(i), true);
     ++picks;
     if (*step.token != c.at("token").get<int64_t>()) {
       ++pick_mismatch;

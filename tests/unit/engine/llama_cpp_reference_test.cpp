@@ -4,8 +4,8 @@
 // top-n-sigma / dynamic-temperature (temp_ext) configurations, 1,500 vectors each. After every
 // sampler the candidate array must be llama.cpp's: its size, its sorted flag, its finite count, and
 // every (id, logit bits) in its order (the order is what dist scans); then dist's pick from a
-// generator seeded per configuration, and every candidate's p to the bit. The whole
-// FrameworkSampler (what `generate --framework llama.cpp` runs) must pick the same tokens. ctest
+// generator seeded per configuration, and every candidate's p to the bit. The whole chain as the
+// engine runs it (RunChain, what `generate --framework llama.cpp` runs) must pick the same tokens. ctest
 // runs this suite as reference.frameworks.llama_cpp_vectors, after reference.frameworks.vectors
 // wrote $GENREPRO_FRAMEWORK_VECTORS/llama-cases.json.
 #include <cstdlib>
@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/framework_sampler.hpp"
+#include "engine/run_chain.hpp"
 #include "sampling/llama_cpp_chain.hpp"
 #include "unit/engine/framework_reference.hpp"
 #include "util/errors.hpp"
@@ -82,14 +82,14 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
 
   std::map<std::string, SamplingParams> params;
   std::map<std::string, std::unique_ptr<llama_cpp::Dist>> dists;
-  std::map<std::string, std::unique_ptr<FrameworkSampler>> samplers;
+  std::map<std::string, std::unique_ptr<RunChain>> samplers;  // one generator per configuration
   std::map<std::string, std::vector<std::string>> orders;
   for (const auto& c : ref.at("configs")) {
     const std::string name = c.at("name").get<std::string>();
     params[name] = params_of(c, Framework::llama_cpp);
     ASSERT_TRUE(check_run_params(RunParams{params[name], 50, true, false, 5}).empty()) << name;
     dists[name] = std::make_unique<llama_cpp::Dist>(static_cast<uint32_t>(params[name].seed));
-    samplers[name] = make_framework_sampler(params[name]);
+    samplers[name] = std::make_unique<RunChain>(params[name], std::vector<int64_t>{}, -1);
     for (SamplerStage st : params[name].sampler_order)
       if (st != SamplerStage::dist && (st != SamplerStage::logit_bias || !params[name].controls.logit_bias.empty()))
         orders[name].push_back(to_string(st));
@@ -130,9 +130,10 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
                       << cur.size << " finite " << cur.finite_count() << " sorted " << cur.sorted << "; llama.cpp " << records[k];
       }
     }
-    const ChainHistory h{ids, 1, -1};
+    RunChain& sampler = *samplers.at(config);
+    sampler.restart(ids, 1);
     if (c.at("token").is_null()) {
-      EXPECT_THROW(samplers.at(config)->step(as_tensor(vectors[i]), h, true), NumericsError) << "case " << i;
+      EXPECT_THROW(sampler.step(as_tensor(vectors[i]), static_cast<int64_t>(i), true), NumericsError) << "case " << i;
       continue;
     }
     dists.at(config)->apply(cur);
@@ -143,7 +144,7 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
     }
     if (p_hash(cur) != c.at("p_hash").get<std::string>()) ++p_mismatch;
     // The whole chain as `generate --framework llama.cpp` runs it.
-    const FrameworkStep step = samplers.at(config)->step(as_tensor(vectors[i]), h, true);
+    const RunStep step = sampler.step(as_tensor(vectors[i]), static_cast<int64_t>(i), true);
     if (*step.token != c.at("token").get<int64_t>()) {
       ++sampler_mismatch;
       ADD_FAILURE() << "case " << i << " (" << config << "): the sampler picked " << *step.token << ", llama.cpp " << c.at("token");

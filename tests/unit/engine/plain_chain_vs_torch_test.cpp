@@ -1,10 +1,11 @@
-// The model-free chain (harness/sampling/) against the engine's torch chains on the same vectors:
-// the float32 operations (aten::exp, log, softmax, log_softmax, cumsum, sum, nansum against
-// torch's own, bit for bit), then every preset on hundreds of random vectors (normal at three
-// scales, values on a 0.5 grid for ties, 5 to 50,257 tokens) through many configurations: after
-// every stage the kept set and the scores' bits must be the engine's; then the final probabilities
-// (max |dp| within kProbTolerance, and every bit) and the picks of generators seeded alike. The
-// engine's chains are not changed by any of this: they stay the reference.
+// The one chain (harness/sampling/) against the literal torch chains (tests/support/torch_chains:
+// the article's and transformers' lines as torch ops) on the same vectors: the float32 operations
+// (aten::exp, log, softmax, log_softmax, cumsum, sum, nansum against torch's own, bit for bit),
+// then every preset on hundreds of random vectors (normal at three scales, values on a 0.5 grid for
+// ties, 5 to 50,257 tokens) through many configurations, once with each row math: the written-out
+// kernels `sample` uses and libtorch's, which the engine uses. After every stage the kept set and
+// the scores' bits must be the reference's; then the final probabilities (max |dp| within
+// kProbTolerance, and every bit) and the picks of generators seeded alike.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "engine/framework_sampler.hpp"
 #include "engine/samplers.hpp"
 #include "engine/token_picker.hpp"
+#include "engine/torch_row_math.hpp"
 #include "engine/torch_runtime.hpp"
 #include "params/framework_params.hpp"
 #include "sampling/aten_float.hpp"
@@ -125,10 +127,11 @@ struct Tally {
 // draw come from the preset. A kept-set difference fails and ends that vector's comparison (the two
 // chains then filter different sets); the draws of both still advance alike.
 void compare(const SamplingParams& s, const std::vector<std::vector<float>>& vectors, const std::vector<int64_t>& history,
-             const std::function<torch::Tensor(size_t, const torch::Tensor&)>& torch_stage, bool argmax, Tally& t) {
-  const auto plain_draw = sampling::preset_draw(s);
+             const std::function<torch::Tensor(size_t, const torch::Tensor&)>& torch_stage, bool argmax, Tally& t,
+             const sampling::RowMath& math) {
+  const auto plain_draw = sampling::preset_draw(s, math);
   const std::unique_ptr<TokenPicker> picker = argmax ? nullptr : make_token_picker(s);
-  const sampling::StageContext context{history, 1, 2};
+  const sampling::StageContext context{history, 1, 2, math};
   for (const std::vector<float>& logits : vectors) {
     ++t.vectors;
     const auto stages = sampling::preset_stages(s);
@@ -239,7 +242,7 @@ TEST_F(PlainChainVsTorch, FloatOperationsBitForBit) {
 
 TEST_F(PlainChainVsTorch, ArticleChainOnRandomVectors) {
   const auto vectors = random_vectors(11, 81);
-  Tally t;
+  Tally t, t_torch;
   struct Config {
     double temperature;
     int64_t top_k;
@@ -269,15 +272,17 @@ TEST_F(PlainChainVsTorch, ArticleChainOnRandomVectors) {
         default: return s.top_p_rule == TopPRule::hf ? top_p_filter_hf(row, s.top_p) : top_p_filter(row, s.top_p);
       }
     };
-    compare(s, vectors, {}, torch_stage, /*argmax=*/false, t);
+    compare(s, vectors, {}, torch_stage, /*argmax=*/false, t, sampling::aten_float_math());
+    compare(s, vectors, {}, torch_stage, /*argmax=*/false, t_torch, torch_row_math());
   }
-  expect_agreement(t, "article");
+  expect_agreement(t, "article, written-out kernels");
+  expect_agreement(t_torch, "article, libtorch");
 }
 
 TEST_F(PlainChainVsTorch, HuggingFaceChainsOnRandomVectors) {
   const auto vectors = random_vectors(12, 81);
   const std::vector<int64_t> history = {0, 3, 1, 3, 4, 0, 3};
-  Tally t;
+  Tally t, t_torch;
   std::vector<SamplingParams> configs;
   const auto hf = [&](DecodeMode mode, const std::function<void(SamplingParams&)>& set) {
     SamplingParams s;
@@ -324,13 +329,15 @@ TEST_F(PlainChainVsTorch, HuggingFaceChainsOnRandomVectors) {
         default: return hf::eta(scores, c.eta_cutoff);
       }
     };
-    compare(s, vectors, history, torch_stage, sampling::picks_argmax(s), t);
+    compare(s, vectors, history, torch_stage, sampling::picks_argmax(s), t, sampling::aten_float_math());
+    compare(s, vectors, history, torch_stage, sampling::picks_argmax(s), t_torch, torch_row_math());
   }
-  expect_agreement(t, "hf");
+  expect_agreement(t, "hf, written-out kernels");
+  expect_agreement(t_torch, "hf, libtorch");
 }
 
 TEST_F(PlainChainVsTorch, LlamaCppChainIsTheEnginesOnRandomVectors) {
-  // One implementation (sampling/llama_cpp_chain.hpp) behind both: the engine's FrameworkSampler
+  // One implementation (sampling/llama_cpp_chain.hpp) behind both: the reference FrameworkSampler
   // and the plain preset must give the same distribution bits and picks, history included.
   const auto vectors = random_vectors(13, 162);
   int64_t compared = 0, differ = 0;

@@ -70,31 +70,31 @@ TEST(PlainTopK, KeepsTheKLargestWithTiesAtTheBoundary) {
 TEST(PlainTopPArticle, LlamaCppExample) {
   // test_top_p({0.1, 0.2, 0.3, 0.4}, {0.571429, 0.428571}, 0.7): cumulative 0.4, 0.7 -> 0.3 reaches p and stays.
   std::vector<float> v = log_of({0.1f, 0.2f, 0.3f, 0.4f});
-  top_p_article_rule(v, 0.7);
+  top_p_article_rule(v, 0.7, aten_float_math());
   EXPECT_EQ(kept(v), 2);
   expect_probs(v, {0, 0, 0.428571, 0.571429});
 }
 
 TEST(PlainTopPArticle, TheTokenThatCrossesPStays) {
   std::vector<float> v = log_of({0.4f, 0.3f, 0.2f, 0.1f});
-  top_p_article_rule(v, 0.5);
+  top_p_article_rule(v, 0.5, aten_float_math());
   EXPECT_EQ(kept(v), 2);
   std::vector<float> w = log_of({0.4f, 0.3f, 0.2f, 0.1f});
-  top_p_article_rule(w, 0.4);  // the top token's 0.4 already satisfies >= p
+  top_p_article_rule(w, 0.4, aten_float_math());  // the top token's 0.4 already satisfies >= p
   EXPECT_EQ(kept(w), 1);
 }
 
 TEST(PlainTopPArticle, OneRemovesNothingEvenWhenFloatCumsumReaches1Early) {
   std::vector<float> v = {20, 0, 0};
   EXPECT_EQ(aten::softmax(v)[0], 1.0f);  // the literal rule at p = 1 would keep 1 token
-  top_p_article_rule(v, 1.0);
+  top_p_article_rule(v, 1.0, aten_float_math());
   EXPECT_EQ(kept(v), 3);
 }
 
 TEST(PlainTopP, TiesKeepTheFirstIndexInTheArticleAndTheLastInHuggingFace) {
   std::vector<float> article = {1, 1, 0}, hf = {1, 1, 0};
-  top_p_article_rule(article, 0.4);
-  top_p_hf_rule(hf, 0.4);
+  top_p_article_rule(article, 0.4, aten_float_math());
+  top_p_hf_rule(hf, 0.4, aten_float_math());
   EXPECT_EQ(article, (std::vector<float>{1, -kInf, -kInf}));
   EXPECT_EQ(hf, (std::vector<float>{-kInf, 1, -kInf}));
 }
@@ -103,8 +103,8 @@ TEST(PlainTopP, TheRulesPartInFloat32AtTheBoundary) {
   // docs/sampling.md: the exact top probability is 0.58499992 < p, float32 softmax rounds it to
   // float(0.585), so the article's cumulative >= p holds at once; HF sums the rest from below.
   std::vector<float> article = {1.5f, -0.1f, 2.1f, -0.9f}, hf = article;
-  top_p_article_rule(article, 0.585);
-  top_p_hf_rule(hf, 0.585);
+  top_p_article_rule(article, 0.585, aten_float_math());
+  top_p_hf_rule(hf, 0.585, aten_float_math());
   EXPECT_EQ(kept(article), 1);
   EXPECT_EQ(kept(hf), 2);
 }
@@ -113,11 +113,11 @@ TEST(PlainChainOrder, WorkedExampleInBothOrders) {
   // logits [3, 2, 1], top-p 0.8, T 0.5. Temperature first: [6, 4, 2] -> 0.8668 alone reaches 0.8.
   std::vector<float> first = {3, 2, 1};
   temperature_rule(first, 0.5);
-  top_p_article_rule(first, 0.8);
+  top_p_article_rule(first, 0.8, aten_float_math());
   EXPECT_EQ(kept(first), 1);
   // Temperature last: top-p on [3, 2, 1] keeps 2 (0.6652, 0.9100), then / 0.5.
   std::vector<float> last = {3, 2, 1};
-  top_p_article_rule(last, 0.8);
+  top_p_article_rule(last, 0.8, aten_float_math());
   temperature_rule(last, 0.5);
   EXPECT_EQ(kept(last), 2);
   expect_probs(last, {0.8807971, 0.1192029, 0});

@@ -80,7 +80,7 @@ TEST(PlainHf, SuppressTokens) {
 TEST(PlainHf, MinPOnProbabilities) {
   // softmax([3, 2, 1, 0]) = 0.6439, 0.2369, 0.0871, 0.0321; min_p 0.2 keeps p >= 0.1288: 2 tokens.
   std::vector<float> v = {3, 2, 1, 0};
-  hf::min_p(v, 0.2);
+  hf::min_p(v, 0.2, aten_float_math());
   EXPECT_EQ(kept(v), 2);
   EXPECT_NEAR(aten::softmax(v)[1], 0.2689414, kHandTolerance);
 }
@@ -89,10 +89,10 @@ TEST(PlainHf, EpsilonKeepsTheTopTokenWhateverItsProbability) {
   // softmax([0, 0, 0, 0]) = 0.25 each: epsilon 0.3 removes all but the top score's tokens, here all
   // four are the top score, so all stay; [1, 0, 0, 0]: 0.475, 0.175 x 3 -> only the first.
   std::vector<float> flat = {0, 0, 0, 0};
-  hf::epsilon(flat, 0.3);
+  hf::epsilon(flat, 0.3, aten_float_math());
   EXPECT_EQ(kept(flat), 4);
   std::vector<float> v = {1, 0, 0, 0};
-  hf::epsilon(v, 0.3);
+  hf::epsilon(v, 0.3, aten_float_math());
   EXPECT_EQ(kept(v), 1);
 }
 
@@ -100,7 +100,7 @@ TEST(PlainHf, EtaCutsBelowTheEntropyScaledThreshold) {
   // softmax([2, 0, -3]) = 0.8756, 0.1185, 0.0059; entropy H = 0.3993; eta 0.1: cutoff
   // min(0.1, sqrt(0.1) * e^-H = 0.2121) = 0.1: the 0.0059 token goes, 0.1185 stays.
   std::vector<float> v = {2, 0, -3};
-  hf::eta(v, 0.1);
+  hf::eta(v, 0.1, aten_float_math());
   EXPECT_EQ(v, (std::vector<float>{2, 0, -kInf}));
 }
 
@@ -108,7 +108,7 @@ TEST(PlainHf, TypicalKeepsTheTokensNearestTheEntropyUpToTheMass) {
   // p = 0.6, 0.3, 0.1: H = 0.8979; |-ln p - H| = 0.387, 0.306, 1.405, so the order is 1, 0, 2 and
   // the cumulative mass 0.3, 0.9: mass 0.5 is first reached at token 0, which stays with token 1.
   std::vector<float> v = {std::log(0.6f), std::log(0.3f), std::log(0.1f)};
-  hf::typical(v, 0.5);
+  hf::typical(v, 0.5, aten_float_math());
   EXPECT_EQ(kept(v), 2);
   EXPECT_EQ(v[2], -kInf);
 }
