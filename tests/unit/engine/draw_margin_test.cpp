@@ -21,7 +21,7 @@
 #include "params/framework_params.hpp"
 #include "params/portable_rng.hpp"
 #include "sampling/llama_cpp_chain.hpp"
-#include "engine/token_picker.hpp"
+#include "support/torch_chains/token_picker.hpp"
 
 namespace genrepro {
 namespace {

@@ -22,7 +22,7 @@
 
 #include "engine/torch_row_math.hpp"
 #include "sampling/article_rules.hpp"
-#include "engine/samplers.hpp"
+#include "support/torch_chains/samplers.hpp"
 
 namespace genrepro {
 namespace {

@@ -10,7 +10,7 @@
 #include <torch/torch.h>
 
 #include "engine/batched_decoder.hpp"
-#include "engine/framework_sampler.hpp"
+#include "support/torch_chains/framework_sampler.hpp"
 #include "engine/run_chain.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"

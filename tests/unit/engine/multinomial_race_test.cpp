@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/multinomial_race.hpp"
+#include "support/torch_chains/multinomial_race.hpp"
 
 namespace genrepro {
 namespace {

@@ -20,9 +20,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "engine/framework_sampler.hpp"
-#include "engine/samplers.hpp"
-#include "engine/token_picker.hpp"
+#include "support/torch_chains/framework_sampler.hpp"
+#include "support/torch_chains/samplers.hpp"
+#include "support/torch_chains/token_picker.hpp"
 #include "engine/torch_row_math.hpp"
 #include "engine/torch_runtime.hpp"
 #include "params/framework_params.hpp"

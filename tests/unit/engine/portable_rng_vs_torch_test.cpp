@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "params/portable_rng.hpp"
-#include "engine/token_picker.hpp"
+#include "support/torch_chains/token_picker.hpp"
 
 namespace genrepro {
 namespace {

@@ -22,9 +22,9 @@
 #include "engine/torch_runtime.hpp"
 #include "params/framework_params.hpp"
 #include "params/sampling_params.hpp"
-#include "engine/framework_sampler.hpp"
-#include "engine/samplers.hpp"
-#include "engine/token_picker.hpp"
+#include "support/torch_chains/framework_sampler.hpp"
+#include "support/torch_chains/samplers.hpp"
+#include "support/torch_chains/token_picker.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

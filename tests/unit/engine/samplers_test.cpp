@@ -1,7 +1,7 @@
 // Samplers on 3-5-token distributions checked by hand (llama.cpp's test-sampling.cpp style), the
 // worked example of docs/sampling.md in both orders, and where the article's and Hugging Face's top-p
 // rules part in float32 (docs/sampling.md).
-#include "engine/samplers.hpp"
+#include "support/torch_chains/samplers.hpp"
 
 #include <cmath>
 #include <limits>

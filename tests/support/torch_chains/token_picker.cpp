@@ -1,11 +1,11 @@
-#include "engine/token_picker.hpp"
+#include "support/torch_chains/token_picker.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "engine/multinomial_race.hpp"
+#include "support/torch_chains/multinomial_race.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {

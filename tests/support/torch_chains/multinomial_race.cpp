@@ -1,4 +1,4 @@
-#include "engine/multinomial_race.hpp"
+#include "support/torch_chains/multinomial_race.hpp"
 
 #include <cmath>
 #include <mutex>

@@ -3,7 +3,7 @@
 // generation/logits_process.py (the class each function names), so they agree with it bit for bit
 // on the same libtorch; tests/reference/hf_processors.py is the independent plain-PyTorch
 // transcription they are held to. llama.cpp's chain is sampling/llama_cpp_chain.hpp.
-#include "engine/framework_sampler.hpp"
+#include "support/torch_chains/framework_sampler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "sampling/llama_cpp_chain.hpp"
-#include "engine/samplers.hpp"
-#include "engine/token_picker.hpp"
+#include "support/torch_chains/samplers.hpp"
+#include "support/torch_chains/token_picker.hpp"
 #include "params/framework_params.hpp"
 #include "util/errors.hpp"
 

@@ -1,4 +1,4 @@
-#include "engine/samplers.hpp"
+#include "support/torch_chains/samplers.hpp"
 
 #include <algorithm>
 #include <cstring>
