@@ -1,0 +1,7 @@
+# scripts/main.sh: the report it leaves opens with the gate's verdict (report --golden on the
+# fixture, --article on real weights), made before the gate so a failing gate still leaves it.
+# A stub genrepro and no-op set-up/build: milliseconds, no model.
+add_test(NAME ci.main_job_report_has_verdict
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/main_job_report.py
+          --source-dir ${CMAKE_SOURCE_DIR} --work ${CMAKE_BINARY_DIR}/ci-main-job)
+set_tests_properties(ci.main_job_report_has_verdict PROPERTIES LABELS cli TIMEOUT 60)
