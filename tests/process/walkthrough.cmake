@@ -3,7 +3,6 @@
 # elided and volatile output are in the script's header. Four engine processes (the page's runs).
 add_test(NAME walkthrough.page
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/process/scripts/walkthrough.py
-          --page ${CMAKE_SOURCE_DIR}/docs/walkthrough.md --bin-dir $<TARGET_FILE_DIR:genrepro>
-          --work ${CMAKE_BINARY_DIR}/walkthrough)
+          --page ${CMAKE_SOURCE_DIR}/docs/walkthrough.md --bin-dir $<TARGET_FILE_DIR:genrepro>)
 set_tests_properties(walkthrough.page PROPERTIES LABELS cli TIMEOUT 300 COST 5
   ENVIRONMENT "GENREPRO_TOKENIZER_DIR=${GENREPRO_TOKENIZER_DIR};GENREPRO_CACHE_DIR=${CMAKE_BINARY_DIR}/cache")

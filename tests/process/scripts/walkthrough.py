@@ -35,6 +35,7 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 PAGE_DIR = "/work/scratch/walk"
@@ -182,14 +183,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--page", required=True)
     ap.add_argument("--bin-dir", required=True, help="the directory holding the built genrepro")
-    ap.add_argument("--work", required=True)
+    ap.add_argument("--work", help="where to run the page (default: a new directory under $TMPDIR, removed after a pass); "
+                                    "outside any git work tree, as the page's output says (bless records no commit)")
     ap.add_argument("--keep-going", action="store_true", help="report every mismatch, not only the first")
     ap.add_argument("--times", action="store_true", help="print each command's wall time")
     a = ap.parse_args()
     steps, volatile = parse(open(a.page, encoding="utf-8").read())
-    shutil.rmtree(a.work, ignore_errors=True)
-    os.makedirs(a.work)
-    work = os.path.realpath(a.work)
+    if a.work:
+        shutil.rmtree(a.work, ignore_errors=True)
+        os.makedirs(a.work)
+        work = os.path.realpath(a.work)
+    else:
+        work = os.path.realpath(tempfile.mkdtemp(prefix="genrepro-walkthrough-"))
     env = dict(os.environ)
     env["PATH"] = os.path.realpath(a.bin_dir) + os.pathsep + env.get("PATH", "")
     for k in ("CI", "GITHUB_ACTIONS", "GENREPRO_MODEL"):
@@ -234,8 +239,12 @@ def main():
                 break
     for f in failures:
         print("FAIL:", f, "\n")
+    if failures:
+        print(f"the page ran in {work} (kept for a look)")
     if not failures:
         print(f"ok: {commands_run} commands of {a.page} printed what the page shows")
+        if not a.work:
+            shutil.rmtree(work, ignore_errors=True)
     elif commands_run == 0:
         print("no command ran")
     return 1 if failures else 0

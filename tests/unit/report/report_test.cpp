@@ -3,6 +3,8 @@
 // numbers put in, text from the model cannot become markup, SVG is well-formed, the same
 // evidence gives the same bytes, and sections without matching runs say so.
 #include <algorithm>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -463,7 +465,8 @@ class ReportFiles : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
-           ("genrepro-report-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("genrepro-report-test-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+            std::to_string(::getpid()));  // two suites at once (worktrees on one machine) must not share it
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
