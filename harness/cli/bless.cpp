@@ -39,6 +39,7 @@ struct BlessOptions {
   std::string evidence;
   std::string into;
   bool yes = false;
+  bool update = false;  // --yes, and retire the golden runs an accepted new run of their cell replaced
   std::vector<std::string> runs;
   bool prune = false;
   bool accept_regressions = false;
@@ -280,6 +281,19 @@ void offer_retirement(const BlessPlan& plan, BlessDecisions& d, Console& io) {
   io.out << "  retiring " << replaced.size() << " old run(s)\n";
 }
 
+// --update: prune exactly the old ids the accepted new runs replaced (with --prune every missing
+// run goes anyway; with --prune --run only the named ones, and these).
+void retire(const std::vector<Replaced>& replaced, BlessDecisions& d, std::set<std::string>& retired) {
+  if (replaced.empty()) return;
+  if (d.prune && d.prune_only.empty()) return;
+  if (!d.prune) d.prune_only.clear();
+  d.prune = true;
+  for (const Replaced& r : replaced) {
+    d.prune_only.insert(r.old_id);
+    retired.insert(r.old_id);
+  }
+}
+
 // A regression is accepted only when the person types "yes".
 bool regression_confirmed(Console& io) {
   io.out << "  this run is a REGRESSION: the model's output changed and nothing explains it. Bless it anyway? type 'yes': "
@@ -358,11 +372,12 @@ int run_bless(const BlessOptions& a, Console& io) {
     io.out << "bless: " << a.into << " already holds every run of " << a.evidence << "; nothing written\n";
     return kExitBlessed;
   }
-  const bool interactive = !a.yes && a.runs.empty();
+  const bool interactive = !a.yes && !a.update && a.runs.empty();
   if (interactive && !io.in_is_terminal) {
     io.out << format_bless_preview(plan, a.prune);  // what would change, before the refusal
     throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to bless all " +
-                     std::to_string(to_review) + " new or changed run(s) into " + a.into + ", or --run ID for chosen runs");
+                     std::to_string(to_review) + " new or changed run(s) into " + a.into +
+                     " (--update: and retire the golden runs they replaced), or --run ID for chosen runs");
   }
   WorkTree tree = probe_work_tree(a.into);
   tree.source.evidence_path = a.evidence;
@@ -377,12 +392,17 @@ int run_bless(const BlessOptions& a, Console& io) {
     decisions = review_on_terminal(a, plan, io, tally);
     offer_retirement(plan, decisions, io);
   } else {
-    io.out << format_bless_preview(plan, a.prune);
     decisions = decide_without_asking(a, plan, tally);
-    const std::vector<Replaced> replaced = a.prune ? std::vector<Replaced>{} : replaced_runs(plan, decisions);
-    if (!replaced.empty())
+    const std::vector<Replaced> replaced = replaced_runs(plan, decisions);
+    std::set<std::string> retired;
+    if (a.update) retire(replaced, decisions, retired);
+    io.out << format_bless_preview(plan, a.prune, retired);
+    if (!retired.empty())
+      io.out << "bless: retiring " << retired.size() << " golden run(s) that an accepted new run of their cell replaced ("
+             << changes_of(replaced) << "); golden runs the evidence only lacks are kept (--prune removes them)\n";
+    else if (!replaced.empty() && !a.prune)
       io.out << "bless: " << replaced.size() << " golden run(s) were replaced by a new run of their cell (" << changes_of(replaced)
-             << "); kept: --prune retires them\n";
+             << "); kept: --prune retires them (and every other missing run); --update retires only these\n";
   }
   const std::vector<std::string> written = write_golden(plan, decisions, tree.source, a.into);
   for (const std::string& path : written) io.out << "bless: wrote " << path << "\n";
@@ -403,7 +423,8 @@ void setup_bless(CLI::App& app, VerbContext& ctx) {
       "recording the commit. On a terminal: a review of each new or changed run (verdict, first divergence,\n"
       "token diff) asking accept / reject / skip / accept all / quit. Off a terminal: --yes or --run ID.\n"
       "A golden run missing from EVIDENCE is kept unless --prune; on a terminal, bless offers to retire\n"
-      "the ones a new run of the same cell replaced (a parameter change). docs/bless.md.\n"
+      "the ones a new run of the same cell replaced (a parameter change); --update does both without asking.\n"
+      "docs/bless.md.\n"
       "Exit: 0 written (or nothing to change), 1 some run rejected or skipped, 2 bad input, no terminal\n"
       "without --yes/--run, an unconfirmed regression, or a dirty work tree.");
   cmd->add_option("EVIDENCE", a->evidence, "Evidence file to bless (written by genrepro run)")->type_name("PATH")->required();
@@ -411,6 +432,10 @@ void setup_bless(CLI::App& app, VerbContext& ctx) {
       ->type_name("DIR")
       ->required();
   cmd->add_flag("--yes", a->yes, "Bless every new or changed run without asking (e.g. in CI)");
+  cmd->add_flag("--update", a->update,
+                "After a deliberate change, in one command: --yes, and retire the golden runs an accepted new run of the\n"
+                "same cell replaced (a parameter change; each listed with its replacement). Golden runs the evidence\n"
+                "only lacks are kept unless --prune");
   cmd->add_option("--run", a->runs, "Bless only this run (repeatable); every other run keeps its golden")
       ->type_name("ID")
       ->allow_extra_args(false);

@@ -1,4 +1,5 @@
 // genrepro fixture: writes a fixture model (HF layout, real GPT-2 tokenizer, deterministic weights).
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "util/errors.hpp"
 #include "model/fixture_model.hpp"
 #include "model/model_files.hpp"
+#include "util/progress.hpp"
 
 namespace genrepro::cli {
 
@@ -31,11 +33,25 @@ void run_fixture(const FixtureOptions& o, Console& io) {
     throw UsageError("--out " + o.out + " is not empty; pass --force to overwrite its model files, or choose "
                      "another directory");
   const std::string tokenizer_dir = o.tokenizer_dir.empty() ? default_tokenizer_dir() : o.tokenizer_dir;
-  // The big preset takes a while (~500 MB of weights); say what it is doing.
-  const bool verbose = preset == FixturePreset::gpt2_124m_shape;
+  // The big preset takes a while (~500 MB of weights). A person at a terminal sees one line
+  // redrawn in place and erased at the end; a log gets a line at most every kLogInterval (as run's
+  // progress), never one line per tensor (160 for gpt2-124m-shape).
+  const bool live = progress_wanted(io.err_is_terminal);
+  const auto start = std::chrono::steady_clock::now();
+  auto last_log = start;
+  bool drawn = false;
   write_fixture_model(o.out, preset, tokenizer_dir, [&](const std::string& step) {
-    if (verbose) io.err << "fixture: " << step << "\n";
+    if (live) {
+      io.err << "\rfixture: " << step << "\x1b[K" << std::flush;
+      drawn = true;
+      return;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_log < kLogInterval) return;
+    io.err << "fixture: " << step << "\n" << std::flush;
+    last_log = now;
   });
+  if (drawn) io.err << "\r\x1b[K" << std::flush;
   io.out << "wrote fixture model '" << to_string(preset) << "' to " << o.out << "\n";
 }
 

@@ -1,16 +1,21 @@
 // genrepro generate: one generation run from the command line, greedy or sampled, printing the
 // prompt and its continuation (or, with --ids, the new token ids as a JSON array).
+#include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cli/flag_kinds.hpp"
 #include "cli/numerics_flags.hpp"
+#include "evidence/checkpoint.hpp"
+#include "evidence/evidence.hpp"
 #include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
 #include "plan/run_plan.hpp"
@@ -27,6 +32,9 @@ namespace genrepro::cli {
 
 namespace {
 
+// What `generate --json` prints names its shape (docs/evidence-format.md, "generate --json").
+constexpr const char* kGenerateJsonSchema = "genrepro.generate/1";
+
 // A flag of the parameter table as given: its value as the row's JSON and the spelling used.
 struct GivenFlag {
   nlohmann::json value;  // numbers as CLI11 read them; the rest from `text` (given_values)
@@ -41,6 +49,7 @@ struct GenerateOptions {
   std::optional<std::string> prompt_file;  // a file holding the prompt
   bool no_cache = false;
   bool ids = false;
+  bool json = false;  // the run as one JSON object (JSON lines with --stream), in evidence terms
   bool stream = false;
   std::optional<int> threads;  // default: the CPUs this process may use (evidence/environment.hpp)
   NumericsFlags numerics;
@@ -280,6 +289,86 @@ void add_param_flag(CLI::App& cmd, const std::shared_ptr<GenerateOptions>& o, co
   }
 }
 
+// ---- --json: the run in evidence-format terms ----
+
+// The one-run experiment that `generate`'s flags describe: every parameter as the evidence writes
+// it (params_as_written_json), placed where an experiment file takes it (top_candidates in
+// record; a greedy run without the sampling-only keys; an article run without "framework").
+// Parsed like any experiment file, so the run is checked and recorded as `run` records it.
+ExperimentSpec generate_experiment(const RunParams& p, const std::string& prompt) {
+  nlohmann::json entry = nlohmann::json::object();
+  nlohmann::json record = nlohmann::json::object();
+  const nlohmann::ordered_json written = params_as_written_json(p);
+  for (auto it = written.begin(); it != written.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "top_candidates") {
+      record[key] = it.value();
+      continue;
+    }
+    if (key == "replica") continue;
+    const ParamRow* row = find_param(key);
+    if (p.sampling.mode == DecodeMode::greedy && row && row->sampling_only) continue;
+    entry[key] = it.value();
+  }
+  const nlohmann::json spec = {{"name", "generate"}, {"prompts", {prompt}}, {"record", record}, {"runs", {entry}}};
+  return parse_experiment(spec.dump(), "genrepro generate");
+}
+
+// A private scratch directory for the run's evidence, removed with everything in it.
+class ScratchEvidence {
+ public:
+  ScratchEvidence() {
+    std::error_code ec;
+    std::string dir = (std::filesystem::temp_directory_path(ec) / "genrepro-generate-XXXXXX").string();
+    if (::mkdtemp(dir.data()) == nullptr) throw Error("generate --json: cannot make a scratch directory under " + dir + "; set TMPDIR to a writable directory");
+    dir_ = dir;
+  }
+  ~ScratchEvidence() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  ScratchEvidence(const ScratchEvidence&) = delete;
+  ScratchEvidence& operator=(const ScratchEvidence&) = delete;
+  std::string file() const { return (dir_ / "evidence.json").string(); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// generate --json: the run goes through `run`'s engine verb (the same loop, records and checks as
+// any experiment's run), into scratch evidence, and its record is printed: one object (the run
+// record of docs/evidence-format.md, with "schema" and the "model" block), or with --stream JSON
+// lines, one step record each, then the run without its steps. The lines are written when the
+// run has finished.
+int generate_json(const GenerateRequest& g, bool lines, VerbContext& ctx) {
+  RunRequest r;
+  r.experiments = {generate_experiment(g.params, g.prompt)};
+  r.model = g.model;
+  r.threads = g.threads;
+  r.numerics = g.numerics;
+  const ScratchEvidence scratch;
+  r.out = scratch.file();
+  r.checkpoint = std::make_shared<CheckpointFile>(CheckpointFile::open(checkpoint_path_for(r.out)));
+  r.checkpoint_found = r.checkpoint->read();
+  std::ostringstream run_out;  // run's own "wrote ..." line: not for this output
+  Console io{ctx.io.in, run_out, ctx.io.err, false, ctx.io.err_is_terminal};
+  const int exit = ctx.engine.run(r, io);
+  if (exit != kExitOk) return exit;
+  const EvidenceFile evidence = read_evidence_file(r.out);
+  if (evidence.evidence.runs.size() != 1) throw std::logic_error("generate --json: the run wrote " + std::to_string(evidence.evidence.runs.size()) + " runs");
+  nlohmann::ordered_json run = run_to_json(evidence.evidence.runs.front());
+  const auto dump = [](const nlohmann::ordered_json& j) { return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::strict); };
+  if (lines) {
+    for (const auto& step : run["steps"]) ctx.io.out << dump(step) << "\n";
+    run.erase("steps");
+  }
+  nlohmann::ordered_json out = {{"schema", kGenerateJsonSchema}};
+  for (auto it = run.begin(); it != run.end(); ++it) out[it.key()] = it.value();
+  out["model"] = model_to_json(evidence.evidence.model);
+  ctx.io.out << dump(out) << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 void setup_generate(CLI::App& app, VerbContext& ctx) {
@@ -309,6 +398,10 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
                 "Recompute the whole sequence every step (the article's use_cache=False) [default: the KV cache;\n"
                 "experiment files default to use_cache false]");
   cmd->add_flag("--ids", o->ids, "Print only the new token ids as a JSON array");
+  cmd->add_flag("--json", o->json,
+                "Print the run as one JSON object in evidence terms (docs/evidence-format.md): prompt and new ids,\n"
+                "text, stop, and per step the token, its text piece and probability, the nucleus size and the\n"
+                "top candidates; with --stream, JSON lines: one step record each, then the run without its steps");
   cmd->add_flag("--stream", o->stream,
                 "Print the text as the tokens arrive (the default when stdout is a terminal; not with --ids)");
   cmd->add_option("--threads", o->threads,
@@ -344,6 +437,11 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     request.numerics.threads_asked = o->threads;
     request.ids = o->ids;
     if (o->ids && o->stream) throw UsageError("--stream cannot be combined with --ids (the ids are one JSON array)");
+    if (o->ids && o->json) throw UsageError("--json cannot be combined with --ids (--json holds the ids; give one of them)");
+    if (o->json) {
+      ctx.exit_code = generate_json(request, o->stream, ctx);
+      return;
+    }
     request.stream = !o->ids && (o->stream || ::isatty(STDOUT_FILENO) == 1);
     ctx.exit_code = ctx.engine.generate(request, ctx.io);
   });

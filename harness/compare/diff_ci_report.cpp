@@ -1,9 +1,12 @@
 #include "compare/diff_ci_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "compare/diff_format.hpp"
+#include "evidence/value_text.hpp"
 #include "util/utf8.hpp"
 
 namespace genrepro {
@@ -121,6 +124,54 @@ std::string environment_lines(const EvidenceDiff& diff) {
   return lines;
 }
 
+// Longer values than this are summarized in an annotation: a workflow command is one line in
+// the job's log and a box on the commit, and cpu.flags alone is ~1.5 KB of words.
+constexpr std::size_t kAnnotationValueChars = 80;
+// At most this many words of a word list (cpu.flags) named on each side.
+constexpr std::size_t kAnnotationWords = 8;
+
+std::vector<std::string> words_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string word_list(const std::vector<std::string>& words) {
+  std::string s;
+  for (std::size_t i = 0; i < words.size() && i < kAnnotationWords; ++i) s += (i ? " " : "") + words[i];
+  if (words.size() > kAnnotationWords) s += " ... (" + std::to_string(words.size()) + ")";
+  return s.empty() ? "none" : s;
+}
+
+// One environment difference for an annotation: short values whole; two long word lists (cpu.flags)
+// as the words only one side has; any other long value cut (show_value). JUnit's <system-out>
+// and --json keep every value whole.
+std::string annotation_environment_line(const ValueDifference& v) {
+  const bool long_value = v.golden.dump().size() > kAnnotationValueChars || v.current.dump().size() > kAnnotationValueChars;
+  if (!long_value) return v.path + ": " + v.golden.dump() + " -> " + v.current.dump();
+  if (v.golden.is_string() && v.current.is_string()) {
+    const std::vector<std::string> g = words_of(v.golden.get<std::string>()), n = words_of(v.current.get<std::string>());
+    if (g.size() > 1 || n.size() > 1) {
+      std::vector<std::string> only_g, only_n;
+      for (const std::string& w : g)
+        if (std::find(n.begin(), n.end(), w) == n.end()) only_g.push_back(w);
+      for (const std::string& w : n)
+        if (std::find(g.begin(), g.end(), w) == g.end()) only_n.push_back(w);
+      return v.path + ": " + std::to_string(only_g.size() + only_n.size()) + " of " + std::to_string(g.size()) + " -> " +
+             std::to_string(n.size()) + " words differ; only in the golden: " + word_list(only_g) + "; only in the new: " +
+             word_list(only_n);
+    }
+  }
+  return v.path + ": " + show_value(v.golden) + " -> " + show_value(v.current);
+}
+
+std::string annotation_environment_lines(const EvidenceDiff& diff) {
+  std::string lines;
+  for (const ValueDifference& v : diff.environment) lines += annotation_environment_line(v) + "\n";
+  return lines;
+}
+
 }  // namespace
 
 std::string run_difference_line(const RunDiff& r) {
@@ -199,7 +250,7 @@ std::string diff_to_github_annotations(const EvidenceDiff& diff, const CiFragili
     out += "::error title=genrepro diff extra run::" + annotation_escape("extra run " + id + ": in " + file + ", not in golden") + "\n";
   if (!diff.environment.empty())
     out += "::warning title=genrepro diff environment::" +
-           annotation_escape("likely causes, not failures: " + environment_lines(diff)) + "\n";
+           annotation_escape("likely causes, not failures: " + annotation_environment_lines(diff)) + "\n";
   return out;
 }
 

@@ -36,6 +36,11 @@ constexpr std::size_t kGroupAbove = 10;
 // summarized, and --json keeps them whole.
 constexpr std::size_t kMaxWholeChars = 200;
 
+// Raw per-field differences listed per run in the text: the verdict, the divergence and the
+// margins already say what happened, and 20 lines of float pairs per run buried them. --json
+// keeps the first kMaxListedFields.
+constexpr std::size_t kTextListedFields = 3;
+
 std::string show_whole(const OrderedJson& j) {
   const std::string s = show_json(j);
   return s.size() <= kMaxWholeChars ? s : show_value(j);
@@ -70,8 +75,13 @@ void write_run(std::ostream& o, const RunDiff& r) {
   if (r.divergence) write_divergence(o, *r.divergence);
   for (const ValueDifference& p : r.params) o << "  param " << p.path << ": " << show_value(p.golden) << " -> " << show_value(p.current) << "\n";
   if (r.fields.empty()) return;
-  o << "  differences (" << r.field_difference_count << (r.field_difference_count > r.fields.size() ? ", first listed" : "") << "):\n";
-  for (const ValueDifference& f : r.fields) {
+  const std::size_t listed = std::min(r.fields.size(), kTextListedFields);
+  o << "  differences (" << r.field_difference_count;
+  if (r.field_difference_count > listed)
+    o << ", first " << listed << " listed; --json lists " << (r.fields.size() > listed ? "the first " + std::to_string(r.fields.size()) : "no more");
+  o << "):\n";
+  for (std::size_t i = 0; i < listed; ++i) {
+    const ValueDifference& f = r.fields[i];
     o << "    " << f.path << ": " << show_value(f.golden) << " -> " << show_value(f.current);
     if (f.abs_diff) o << " (|d| " << show_delta(*f.abs_diff) << ")";
     o << "\n";

@@ -34,11 +34,18 @@ bool is_volatile_path(const std::string& path) {
          path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// "environment[runs 3, 4, 7]": the merged shards' other environments, named by their runs.
-std::string runs_label(const std::vector<int64_t>& runs) {
-  constexpr size_t kShown = 6;
-  std::string label = "environment[runs ";
-  for (size_t i = 0; i < runs.size() && i < kShown; ++i) label += (i ? ", " : "") + std::to_string(runs[i]);
+// "environment[runs greedy/p0/greedy-3f1a, sampling/p0/sample-t1-s42-2ce3, ... (11 runs)]": the
+// merged shards' other environments, named by their runs' ids (what a reader can look up; the
+// indices into the unsharded expansion were not), an index only where no run of the file has it.
+std::string runs_label(const std::vector<int64_t>& runs, const Evidence& n) {
+  constexpr size_t kShown = 3;
+  std::map<int64_t, const std::string*> id_of;
+  for (const RunRecord& r : n.runs) id_of.emplace(r.index, &r.id);
+  std::string label = "environment[run" + std::string(runs.size() == 1 ? " " : "s ");
+  for (size_t i = 0; i < runs.size() && i < kShown; ++i) {
+    const auto it = id_of.find(runs[i]);
+    label += (i ? ", " : "") + (it != id_of.end() ? *it->second : "index " + std::to_string(runs[i]));
+  }
   if (runs.size() > kShown) label += ", ... (" + std::to_string(runs.size()) + " runs)";
   return label + "]";
 }
@@ -73,7 +80,7 @@ std::vector<ValueDifference> environment_differences(const Evidence& g, const Ev
   compare_blocks(environment_to_json(g.environment), environment_to_json(n.environment), "environment", {}, out);
   // Runs merged from shards of other machines: where their environment differs from the golden's.
   for (const RunEnvironment& re : n.run_environments)
-    compare_blocks(environment_to_json(g.environment), environment_to_json(re.environment), runs_label(re.runs), {}, out);
+    compare_blocks(environment_to_json(g.environment), environment_to_json(re.environment), runs_label(re.runs, n), {}, out);
   return out;
 }
 

@@ -243,7 +243,7 @@ void write_shared(std::ostringstream& o, const char* heading, const std::vector<
 
 std::string file_name_of(const GoldenFilePlan& p) { return fs::path(p.path).filename().string(); }
 
-std::string file_summary(const GoldenFilePlan& p, bool prune) {
+std::string file_summary(const GoldenFilePlan& p, bool prune, const std::set<std::string>& retired) {
   if (!p.exists()) return "new, " + std::to_string(p.runs.size()) + " runs";
   const std::size_t changed = p.count(RunChange::changed), added = p.count(RunChange::added),
                     missing = p.count(RunChange::missing), same = p.count(RunChange::unchanged);
@@ -252,7 +252,12 @@ std::string file_summary(const GoldenFilePlan& p, bool prune) {
   std::vector<std::string> parts;
   if (changed) parts.push_back(std::to_string(changed) + " changed");
   if (added) parts.push_back(std::to_string(added) + " new");
-  if (missing) parts.push_back(std::to_string(missing) + " missing from the evidence (" + (prune ? "pruned" : "kept") + ")");
+  std::size_t replaced = 0;
+  for (const RunReview& r : p.runs)
+    if (r.change == RunChange::missing && retired.count(r.id)) ++replaced;
+  if (replaced) parts.push_back(std::to_string(replaced) + " retired (replaced by a new run of their cell)");
+  if (missing > replaced)
+    parts.push_back(std::to_string(missing - replaced) + " missing from the evidence (" + (prune ? "pruned" : "kept") + ")");
   parts.push_back(std::to_string(same) + " unchanged");
   for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
   return s;
@@ -435,7 +440,7 @@ std::string paired_change_text(const RunReview& run) {
 
 }  // namespace
 
-std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune) {
+std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune, const std::set<std::string>& retired) {
   std::string line = file_name_of(file) + ": " + to_string(run.change) + " run " + printable(run.id) + ": ";
   switch (run.change) {
     case RunChange::added: {
@@ -447,6 +452,11 @@ std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bo
     case RunChange::changed: line += printable(run_difference_line(*run.diff)); break;
     case RunChange::unchanged: line += "agrees with the golden"; break;
     case RunChange::missing:
+      if (run.paired_with && retired.count(run.id)) {
+        line += "in the golden, not in the evidence: retired, replaced by new run " + printable(*run.paired_with) + " of its cell" +
+                paired_change_text(run);
+        break;
+      }
       line += prune ? "in the golden, not in the evidence: removed (--prune)"
                     : "in the golden, not in the evidence: kept (--prune removes it)";
       if (run.paired_with) line += "; replaced by new run " + printable(*run.paired_with) + paired_change_text(run);
@@ -493,13 +503,14 @@ std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, 
          "  golden: " + side(*g, kRed, "[-", "-]") + "\n" + "  new:    " + side(*n, kGreen, "{+", "+}") + "\n";
 }
 
-std::string format_bless_preview(const BlessPlan& plan, bool prune) {
+std::string format_bless_preview(const BlessPlan& plan, bool prune, const std::set<std::string>& retired) {
   std::ostringstream o;
   o << format_shared_differences(plan);
   for (const GoldenFilePlan& f : plan.files)
     for (const RunReview& r : f.runs)
-      if (r.change != RunChange::unchanged && (f.exists() || r.change != RunChange::added)) o << format_run_line(f, r, prune) << "\n";
-  for (const GoldenFilePlan& f : plan.files) o << "bless: " << f.path << ": " << file_summary(f, prune) << "\n";
+      if (r.change != RunChange::unchanged && (f.exists() || r.change != RunChange::added))
+        o << format_run_line(f, r, prune, retired) << "\n";
+  for (const GoldenFilePlan& f : plan.files) o << "bless: " << f.path << ": " << file_summary(f, prune, retired) << "\n";
   return o.str();
 }
 

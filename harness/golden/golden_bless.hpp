@@ -110,8 +110,10 @@ std::optional<OrderedJson> compose_golden(const GoldenFilePlan& plan, const Bles
 std::string format_shared_differences(const BlessPlan& plan);
 
 // One line per run: "greedy.json: changed run greedy/p0/x: regression at new token 3 (steps[2])".
-// Missing runs say whether they are kept or pruned.
-std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune);
+// Missing runs say whether they are kept or pruned; one in `retired` (a missing run an accepted
+// new run of its cell replaced, which bless --update removes) says so and names its replacement.
+std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune,
+                            const std::set<std::string>& retired = {});
 
 // The two continuations from a few tokens before their first difference: the common tokens,
 // then each side's own tokens (red for the golden's, green for the new's when `color`). Token
@@ -120,7 +122,7 @@ std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, 
 
 // The whole preview for a non-interactive bless (--yes, --run): the shared differences, each
 // file's changed/new/missing runs, and one line per file.
-std::string format_bless_preview(const BlessPlan& plan, bool prune);
+std::string format_bless_preview(const BlessPlan& plan, bool prune, const std::set<std::string>& retired = {});
 
 // Where a bless came from, for DIR/blessed.tsv.
 struct BlessSource {

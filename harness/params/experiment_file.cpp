@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -13,6 +14,7 @@
 #include "params/framework_params.hpp"
 #include "params/sampling_params.hpp"
 #include "util/sha256.hpp"
+#include "util/utf8.hpp"
 
 namespace genrepro {
 
@@ -29,6 +31,10 @@ uint64_t saturating_product(uint64_t a, uint64_t b) {
 }
 constexpr size_t kShownValueChars = 60;  // longer values are cut in messages, keeping them one line
 constexpr size_t kIdHashHexDigits = 8;
+// The most seeds one range may name: as many as one command may run at all (--max-runs' ceiling).
+constexpr uint64_t kMaxSeedRangeCount = kMaxRunsCeiling;
+// A prompts file (lines of text, or JSON lines) may be a dataset: far more than an experiment file.
+constexpr uint64_t kMaxPromptsFileBytes = uint64_t(16) << 20;
 
 // Keys that may be written at the top level as defaults for every run entry (the table's
 // inherited rows), in table order.
@@ -43,7 +49,7 @@ const std::vector<std::string>& inherited_keys() {
 }
 const std::vector<std::string>& top_keys() {
   static const std::vector<std::string> keys = [] {
-    std::vector<std::string> k = {"name", "description", "prompts"};
+    std::vector<std::string> k = {"name", "description", "prompts", "prompts_file"};
     k.insert(k.end(), inherited_keys().begin(), inherited_keys().end());
     k.insert(k.end(), {"runs", "record"});
     return k;
@@ -194,10 +200,38 @@ class SpecReader {
     fail_value(where + problem.at, problem.value, allowed);
   }
 
+  // A seed range {"from": F, "count": N}: the list [F, F+1, ..., F+N-1], exactly as if it had been
+  // written out, so the runs and their ids do not depend on how the seeds were written. Checked
+  // whole before it is made: each key, a count of at most kMaxSeedRangeCount, and a last seed below
+  // 2^64.
+  json seed_range_list(const json& v, const std::string& where) const {
+    const std::string example = "e.g. \"seed\": {\"from\": 1, \"count\": 20} for seeds 1 to 20";
+    for (const auto& item : v.items())
+      if (item.key() != "from" && item.key() != "count")
+        fail(child(where, item.key()), "unknown key; a seed range has \"from\" and \"count\", " + example);
+    if (!v.contains("from") || !v.contains("count"))
+      fail(where, std::string("a seed range needs \"") + (v.contains("from") ? "count" : "from") + "\", " + example);
+    const json& from = v["from"];
+    const json& count = v["count"];
+    check_run_value("seed", from, child(where, "from"));
+    if (!from.is_number_unsigned()) fail_value(child(where, "from"), from, std::string(seed_allowed()) + ", as a JSON number");
+    const std::string count_allowed = "an integer from 1 to " + std::to_string(kMaxSeedRangeCount) +
+                                      " (the seeds from, from+1, ..., from+count-1)";
+    if (!count.is_number_unsigned() || count.get<uint64_t>() < 1 || count.get<uint64_t>() > kMaxSeedRangeCount)
+      fail_value(child(where, "count"), count, count_allowed);
+    const uint64_t first = from.get<uint64_t>(), n = count.get<uint64_t>();
+    if (n - 1 > UINT64_MAX - first)
+      fail_value(child(where, "count"), count, "at most 2^64 - from, so that the last seed stays below 2^64 (" + count_allowed + ")");
+    json list = json::array();
+    for (uint64_t i = 0; i < n; ++i) list.push_back(first + i);
+    return list;
+  }
+
   // A run key's values: a list expands into the grid, anything else is one value. For
-  // sampler_order (itself a list of names) the grid is a list of lists.
+  // sampler_order (itself a list of names) the grid is a list of lists. A seed may also be a range.
   std::vector<std::pair<json, std::string>> axis_values(const std::string& key, const json& v, const std::string& where,
                                                         const std::vector<Framework>& frameworks = {Framework::article}) const {
+    if (key == "seed" && v.is_object()) return axis_values(key, seed_range_list(v, where), where, frameworks);
     // A list-valued control (suppress_tokens, bad_words_ids, ...) is one value per entry, never a grid.
     const ParamRow* control = find_control_key(key);
     const bool is_grid = control && control->list_valued() ? false
@@ -244,9 +278,86 @@ std::string check_name(const SpecReader& r, const json& root) {
   return name;
 }
 
+// The lines of a prompts file as prompts: text lines (every line that is not blank, without its
+// line ending), or for a .jsonl file JSON lines whose "text" field is the prompt. `file_label`
+// names the file in messages.
+std::vector<std::string> prompts_of_file(const SpecReader& r, const std::string& text, const std::string& file_label, bool json_lines) {
+  std::vector<std::string> prompts;
+  std::map<std::string, size_t> first_line;
+  size_t line_no = 0;
+  for (size_t from = 0; from <= text.size();) {
+    const size_t end = std::min(text.find('\n', from), text.size());
+    std::string line = text.substr(from, end - from);
+    from = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      if (end == text.size()) break;
+      continue;
+    }
+    const std::string where = file_label + ":" + std::to_string(line_no);
+    std::string prompt = line;
+    if (json_lines) {
+      JsonParseOutcome parsed = parse_json_text(line);
+      const std::string allowed = "a JSON object with a non-empty string \"text\", e.g. {\"text\": \"the river bank was\"}";
+      if (!parsed.ok() || !parsed.value.is_object() || !parsed.value.contains("text") || !parsed.value["text"].is_string() ||
+          parsed.value["text"].get<std::string>().empty())
+        throw SpecError(r.path() + ": prompts_file " + where + " = " + shown(json(line)) + " is not allowed; allowed: " + allowed);
+      prompt = parsed.value["text"].get<std::string>();
+    }
+    const auto [it, fresh] = first_line.emplace(prompt, line_no);
+    if (!fresh)
+      throw SpecError(r.path() + ": prompts_file " + where + ": repeats the prompt of line " + std::to_string(it->second) +
+                      "; list each prompt once");
+    prompts.push_back(std::move(prompt));
+    if (end == text.size()) break;
+  }
+  if (prompts.empty())
+    throw SpecError(r.path() + ": prompts_file " + file_label + ": holds no prompt; give one prompt per line" +
+                    (json_lines ? std::string(" as {\"text\": ...}") : std::string()));
+  return prompts;
+}
+
+// "prompts_file": the prompts read from a file beside the experiment file, put into `root` as
+// "prompts", and the string replaced by the record of what was read ({"path", "sha256", "bytes"}),
+// so the spec the evidence records is whole (merge, bless and the reader re-expand it where the
+// file is not) and says which bytes the prompts came from, as the model's files are checksummed.
+// A recorded spec (an object, with "prompts" beside it) is taken as it is.
+void resolve_prompts_file(const SpecReader& r, json& root) {
+  if (!root.contains("prompts_file")) return;
+  const json& v = root["prompts_file"];
+  const std::string allowed = "a path, relative to the experiment file, of a text file with one prompt per line, or of "
+                              "JSON lines (.jsonl) with a \"text\" field";
+  if (v.is_object()) {
+    for (const char* key : {"path", "sha256", "bytes"})
+      if (!v.contains(key)) r.fail_value("prompts_file", v, allowed + " (evidence records it as {\"path\", \"sha256\", \"bytes\"} beside the prompts)");
+    if (!root.contains("prompts"))
+      r.fail("prompts_file", "a recorded prompts file ({\"path\", \"sha256\", \"bytes\"}) comes with the prompts it held; give its path as a string");
+    return;
+  }
+  if (!v.is_string() || v.get<std::string>().empty()) r.fail_value("prompts_file", v, allowed);
+  if (root.contains("prompts"))
+    r.fail("prompts_file", "given together with prompts; give one of them (prompts: the list itself, prompts_file: a file of them)");
+  const std::string given = v.get<std::string>();
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(given).is_absolute() || r.path() == kStdinPath ? fs::path(given) : fs::path(r.path()).parent_path() / given;
+  const BoundedRead read = read_bounded(file.string(), kMaxPromptsFileBytes, Expect::text);
+  if (!read.ok())
+    throw SpecError(r.path() + ": prompts_file = " + shown(v) + " (" + file.string() + "): " + read.problem + "; allowed: " + allowed);
+  const std::size_t bad = find_invalid_utf8(read.text);
+  if (bad != std::string::npos)
+    throw SpecError(r.path() + ": prompts_file " + file.string() + ": byte " + std::to_string(bad) +
+                    " is not UTF-8; allowed: UTF-8 text (prompts are text, as in the experiment file)");
+  const std::string ext = file.extension().string();
+  const std::vector<std::string> prompts = prompts_of_file(r, read.text, file.string(), ext == ".jsonl" || ext == ".ndjson");
+  root["prompts"] = prompts;
+  root["prompts_file"] = {{"path", given}, {"sha256", sha256_hex(read.text)}, {"bytes", read.text.size()}};
+}
+
 std::vector<std::string> check_prompts(const SpecReader& r, const json& root) {
   if (!root.contains("prompts"))
-    r.fail("prompts", "missing; give a list of at least one prompt, e.g. \"prompts\": [\"the river bank was\"]");
+    r.fail("prompts", "missing; give a list of at least one prompt, e.g. \"prompts\": [\"the river bank was\"], or a file of "
+                      "them, \"prompts_file\": \"prompts.txt\"");
   const json& v = root["prompts"];
   const std::string allowed = "a non-empty list of non-empty strings";
   if (!v.is_array()) r.fail_value("prompts", v, allowed);
@@ -529,9 +640,10 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
   const SpecReader r(path);
   JsonParseOutcome parsed = parse_json_text(text);
   if (!parsed.ok()) throw SpecError(path + ": " + parsed.problem);
+  if (!parsed.value.is_object()) r.fail_value("(top level)", parsed.value, "an object with name, prompts and runs (see docs/experiments.md)");
+  r.check_keys(parsed.value, "", SpecReader::Level::top);
+  resolve_prompts_file(r, parsed.value);
   const json& root = parsed.value;
-  if (!root.is_object()) r.fail_value("(top level)", root, "an object with name, prompts and runs (see docs/experiments.md)");
-  r.check_keys(root, "", SpecReader::Level::top);
 
   ExperimentSpec spec;
   spec.path = path;

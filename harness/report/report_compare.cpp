@@ -179,22 +179,27 @@ std::string continuation_start(const RunRecord& r) {
 }
 
 // An excerpt of r's new tokens around new token k + 1 (k 0-based, the first position where the
-// files' runs part): kExcerptTokens before it and after it, every token that differs from
-// `other` at its position marked ⟦like this⟧, so the excerpt shows the difference itself, not a
-// start both runs share.
+// files' runs part): kExcerptTokens before it and after it, each stretch of tokens that differ
+// from `other` at their positions marked once ⟦like this⟧ (after the runs part nearly every
+// token differs, and a bracket per token made the text unreadable), so the excerpt shows the
+// difference itself, not a start both runs share.
 std::string excerpt_at(const RunRecord& r, const std::vector<const RunRecord*>& others, std::size_t k) {
   const auto& steps = r.result.steps;
   const auto& ids = r.result.output_ids;
   const std::size_t from = k > kExcerptTokens ? k - kExcerptTokens : 0;
   const std::size_t to = std::min(ids.size(), k + kExcerptTokens + 1);
   std::string text;
+  bool open = false;
   for (std::size_t i = from; i < to; ++i) {
     const std::string token = i < steps.size() ? steps[i].token_text : "";
     bool differs = false;
     for (const RunRecord* o : others)
       differs = differs || (o && o != &r && (i >= o->result.output_ids.size() || o->result.output_ids[i] != ids[i]));
-    text += differs ? "\u27E6" + token + "\u27E7" : token;
+    if (differs != open) text += differs ? "\u27E6" : "\u27E7";
+    open = differs;
+    text += token;
   }
+  if (open) text += "\u27E7";
   return std::string(from > 0 ? "…" : "") + quoted_token(text) + (to < ids.size() ? "…" : "") +
          (k >= ids.size() ? " (stops before new token " + std::to_string(k + 1) + ")" : "");
 }

@@ -20,35 +20,16 @@ namespace {
 // Shortest token span the greedy section calls a repetition: shorter spans (", the") repeat in
 // any text.
 constexpr size_t kMinRepeatTokens = 4;
-// The repeated passage is searched byte by byte (quadratic time); longer continuations skip it.
-constexpr size_t kMaxPassageSearchBytes = 8192;
-
-// The longest passage of `text` that occurs twice without overlapping, cut to whole UTF-8
-// characters. Token texts cannot give it: a character split over two tokens (’ in GPT-2) shows
-// as two U+FFFD pieces in the step records, but whole in the decoded text.
-std::string longest_repeated_passage(const std::string& text) {
-  const size_t n = text.size();
-  if (n > kMaxPassageSearchBytes) return "";
-  size_t best_len = 0;
-  size_t best_start = 0;
-  std::vector<size_t> prev(n + 1, 0), cur(n + 1, 0);
-  for (size_t i = 1; i <= n; ++i) {
-    std::fill(cur.begin(), cur.end(), 0);
-    for (size_t j = i + 1; j <= n; ++j) {
-      if (text[i - 1] != text[j - 1]) continue;
-      cur[j] = std::min(prev[j - 1] + 1, j - i);
-      if (cur[j] > best_len) best_len = cur[j], best_start = i - cur[j];
-    }
-    std::swap(prev, cur);
-  }
-  const auto continuation_byte = [&](size_t k) { return k < n && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80; };
-  size_t begin = best_start;
-  size_t end = best_start + best_len;
-  while (begin < end && continuation_byte(begin)) ++begin;
-  while (end > begin && continuation_byte(end)) --end;
-  return text.substr(begin, end - begin);
+// The text of the repeated token span: its tokens' texts joined, so the sentence quotes the very
+// span it counts. (A longest repeated passage searched byte by byte in the decoded text could be
+// another passage altogether, across token boundaries: "a span of 10 tokens occurs 2 times" then
+// quoted 19 other bytes.) A character split over two tokens shows as U+FFFD pieces, as the step
+// records hold it.
+std::string span_text(const RunRecord& r, size_t from, size_t length) {
+  std::string text;
+  for (size_t i = from; i < from + length && i < r.result.steps.size(); ++i) text += r.result.steps[i].token_text;
+  return text;
 }
-
 
 }  // namespace
 
@@ -91,11 +72,9 @@ void add_greedy(const Inputs& in, Builder& b) {
     b.generated(r->text);
     const TokenRepeat rep = longest_repeat(r->result.output_ids);
     if (rep.length >= kMinRepeatTokens) {
-      const std::string passage = longest_repeated_passage(r->continuation);
       b.paragraph("Repetition: a span of " + std::to_string(rep.length) + " tokens occurs " + std::to_string(rep.count) +
                   " times (from new token " + std::to_string(rep.first + 1) + " and again from new token " +
-                  std::to_string(rep.second + 1) + ")" +
-                  (passage.empty() ? std::string(".") : ". The longest passage the text repeats: " + quoted_token(passage)));
+                  std::to_string(rep.second + 1) + "): " + quoted_token(span_text(*r, rep.first, rep.length)) + ".");
     } else {
       b.paragraph("Repetition: no span of " + std::to_string(kMinRepeatTokens) + " or more tokens occurs twice.");
     }

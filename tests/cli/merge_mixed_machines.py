@@ -44,7 +44,8 @@ def main() -> int:
     elif m["run_environments"][0]["environment"]["cpu"]["model"] != "AMD EPYC 9R14":
         failures.append("run_environments[0] is not the second shard's environment")
     d = subprocess.run([a.binary, "diff", a.unsharded, merged], capture_output=True, text=True)
-    label = f"environment[runs {shard2_runs[0]}, "
+    first_id = min(other["runs"], key=lambda r: r["index"])["id"]
+    label = f"environment[runs {first_id}, "
     if d.returncode != 0 or " 0 differ" not in d.stdout or label not in d.stdout or "AMD EPYC 9R14" not in d.stdout:
         failures.append(f"diff unsharded vs merged: exit {d.returncode}, output {d.stdout[-1500:]}")
     other["numerics"]["cpu_kernels"] = {"setting": "native", "blas_core": "SkylakeX", "aten_capability": "AVX2"}

@@ -240,10 +240,10 @@ TEST(ExperimentSpecErrors, UnknownKeysSuggestTheNearest) {
             "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache, replicas)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy"})", R"("promts": ["a"], )")),
             "experiments/x.json: promts: unknown key; did you mean \"prompts\"? (known here: name, description, "
-            "prompts, max_new_tokens, stop_at_eos, use_cache, runs, record)");
+            "prompts, prompts_file, max_new_tokens, stop_at_eos, use_cache, runs, record)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy"})", R"("temperature": 1, )")),
             "experiments/x.json: temperature: unknown key; temperature belongs in each entry of runs (known here: "
-            "name, description, prompts, max_new_tokens, stop_at_eos, use_cache, runs, record)");
+            "name, description, prompts, prompts_file, max_new_tokens, stop_at_eos, use_cache, runs, record)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy", "top_candidates": 3})")).rfind(
                 "experiments/x.json: runs[0].top_candidates: unknown key; top_candidates belongs in record (known here:", 0),
             0u);
@@ -255,7 +255,8 @@ TEST(ExperimentSpecErrors, MissingAndEmpty) {
   EXPECT_EQ(error_of(R"({"name": "x", "prompts": [], "runs": [{"mode": "greedy"}]})"),
             "experiments/x.json: prompts: empty list; give at least one prompt, e.g. [\"the river bank was\"]");
   EXPECT_EQ(error_of(R"({"name": "x", "runs": [{"mode": "greedy"}]})"),
-            "experiments/x.json: prompts: missing; give a list of at least one prompt, e.g. \"prompts\": [\"the river bank was\"]");
+            "experiments/x.json: prompts: missing; give a list of at least one prompt, e.g. \"prompts\": [\"the river bank was\"], "
+            "or a file of them, \"prompts_file\": \"prompts.txt\"");
   EXPECT_EQ(error_of(R"({"name": "x", "prompts": ["a"], "runs": []})"),
             "experiments/x.json: runs: empty list; give at least one run entry, e.g. {\"mode\": \"greedy\"}");
   EXPECT_EQ(error_of(R"({"name": "x", "prompts": [""], "runs": [{"mode": "greedy"}]})"),
