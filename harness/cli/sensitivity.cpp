@@ -480,9 +480,11 @@ void check_inputs_survive(const SensitivityOptions& o) {
         throw UsageError("--out " + short_value(o.out, 200) + ": its " + name + " is the input " + short_value(input, 200) +
                          ", which the matrix would overwrite; give another --out directory");
     }
-    if (!o.compare && inside(input, (fs::path(o.out) / "cells").string()))
-      throw UsageError("--out " + short_value(o.out, 200) + ": the input " + short_value(input, 200) +
-                       " is inside its cells/, which this matrix replaces; copy the file elsewhere or give another --out directory");
+    if (o.compare) continue;
+    for (const char* dir : {"cells", "cells.previous", "cells.failed"})
+      if (inside(input, (fs::path(o.out) / dir).string()))
+        throw UsageError("--out " + short_value(o.out, 200) + ": the input " + short_value(input, 200) + " is inside its " + dir +
+                         "/, which this matrix replaces; copy the file elsewhere or give another --out directory");
   }
 }
 

@@ -55,7 +55,6 @@ EvidenceSizeEstimate estimate_evidence_size(const RunPlan& plan) {
     const std::string spec = x.spec.dump(2);
     const auto lines = static_cast<uint64_t>(std::count(spec.begin(), spec.end(), '\n')) + 1;
     e.bytes = saturating_add(e.bytes, saturating_add(spec.size(), saturating_mul(lines, kEvidenceSpecIndentBytes)));
-    e.bytes = saturating_add(e.bytes, json_text_bytes(x.path));
   }
   for (int64_t index : plan.selected) {
     const ExpandedRun& run = plan.runs[static_cast<size_t>(index)];

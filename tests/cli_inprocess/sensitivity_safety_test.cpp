@@ -93,7 +93,7 @@ TEST(SensitivityPlan, BatchCellsOfARecomputeOnlyGridAreLeftOutOrMarked) {
   const CliResult named = genrepro({"sensitivity", exp, "--out", dir / "m", "--plan", "--model", tiny_model(), "--cells",
                                     "kernels=portable;threads=1;numerics=reference;batch=1,4-inexact;cache=as-written;blas=openblas"});
   ASSERT_EQ(named.exit, 0) << named.err;
-  EXPECT_TRUE(Searches(R"re(batch-4-inexact: 1 runs, roughly [^\n]* \(cannot change any run: every run of this cell recomputes)re",
+  EXPECT_TRUE(Searches(R"re(batch-4-inexact_blas-openblas: 1 runs, roughly [^\n]* \(cannot change any run: every run of this cell recomputes)re",
                        named.out))
       << named.out;
   // A KV-cache cell of the same grid can be changed by batching: kept, unmarked.
