@@ -285,6 +285,31 @@ ChildCommand child_command(const SensitivityOptions& o, const std::map<std::stri
   return c;
 }
 
+// SIGINT, SIGTERM and SIGHUP held (blocked) for a scope: one that arrives waits, and pending()
+// takes it, so the matrix stops where it can put things back.
+class StopSignalsHeld {
+ public:
+  StopSignalsHeld() {
+    sigemptyset(&stops_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops_, sig);
+    pthread_sigmask(SIG_BLOCK, &stops_, &previous_);
+  }
+  ~StopSignalsHeld() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  StopSignalsHeld(const StopSignalsHeld&) = delete;
+  StopSignalsHeld& operator=(const StopSignalsHeld&) = delete;
+
+  // The signal that arrived (and is now taken), or 0.
+  int pending() const {
+    const timespec now{0, 0};
+    siginfo_t info;
+    const int sig = sigtimedwait(&stops_, &info, &now);
+    return sig > 0 ? sig : 0;
+  }
+
+ private:
+  sigset_t stops_, previous_;
+};
+
 struct ChildExit {
   int code = 0;    // the child's exit code (128 + N when a signal ended it)
   int signal = 0;  // SIGINT, SIGTERM or SIGHUP sent to sensitivity itself while the child ran (then passed on)
@@ -686,6 +711,9 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     estimated += estimates.back().seconds;
   }
   if (o.plan) return print_plan(o, cells, experiments, estimates, no_effect, cell_dir, io);
+  // From here until the outputs are written a stop is taken between steps, never inside one: an
+  // earlier matrix moved aside is always put back, and no child is left running.
+  const StopSignalsHeld held;
   CellDirectory directory(o.out);
   io.err << "sensitivity: " << cells.size() << " cells (the reference, then one axis changed at a time), each a 'genrepro run' of "
          << o.inputs.size() << " experiment file(s), " << estimates.front().runs * cells.size() << " runs in all, roughly "
@@ -710,8 +738,8 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
                          log);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (exit.signal == 0) exit.signal = held.pending();
     if (exit.signal != 0) {
-      const std::string last = last_line_of(log);
       io.err << "sensitivity: stopped by " << signal_name(exit.signal) << " in cell " << (i + 1) << "/" << cells.size() << " " << name
              << "; its genrepro run got the signal too and ended (exit " << exit.code
              << "); no matrix was written, and an earlier one in --out is as it was\n";
@@ -731,6 +759,11 @@ int run_matrix(const SensitivityOptions& o, Console& io) {
     EvidenceFile f = read_evidence_file(evidence);
     check_blas_loaded(name, blas, f.evidence, evidence);
     made.push_back({name, cells[i], std::move(f), cells[i].at("cache") != kCacheAsWritten});
+  }
+  if (const int sig = held.pending()) {
+    io.err << "sensitivity: stopped by " << signal_name(sig) << " after its last cell; no matrix was written, and an earlier one "
+              "in --out is as it was\n";
+    return interrupted_exit_code(sig);
   }
   write_outputs(build_sensitivity(std::move(made), 0), o.out, io);
   directory.commit();
