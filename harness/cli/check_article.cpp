@@ -1,4 +1,5 @@
 // genrepro check-article FACTS EVIDENCE: does this evidence reproduce what the article published?
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -6,6 +7,7 @@
 #include "evidence/evidence_consistency.hpp"
 #include "golden/article_check.hpp"
 #include "evidence/evidence.hpp"
+#include "params/framework_params.hpp"
 
 namespace genrepro::cli {
 
@@ -21,9 +23,45 @@ struct CheckArticleOptions {
 constexpr int kExitReproduced = 0;
 constexpr int kExitMismatch = 1;
 
+// A stage that changes logits before the pick (a penalty, a bias, a banned or suppressed token,
+// EOS masked): a greedy run of hf or llama.cpp with one is not the article's greedy loop, which
+// takes the argmax of the model's logits. Filters (top-k, top-p, min-p, ...) keep the argmax.
+bool changes_logits(SamplerStage stage) {
+  switch (stage) {
+    case SamplerStage::sequence_bias:
+    case SamplerStage::repetition_penalty:
+    case SamplerStage::no_repeat_ngram_size:
+    case SamplerStage::bad_words_ids:
+    case SamplerStage::min_length:
+    case SamplerStage::min_new_tokens:
+    case SamplerStage::suppress_tokens:
+    case SamplerStage::logit_bias:
+    case SamplerStage::penalties:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool could_be_the_articles(const RunRecord& r) {
+  const SamplingParams& s = r.params.sampling;
+  if (s.framework == Framework::article) return true;
+  const bool greedy = s.mode == DecodeMode::greedy || s.temperature == 0.0;
+  for (SamplerStage stage : active_stages(s, greedy))
+    if (changes_logits(stage)) return false;
+  return true;
+}
+
+// The evidence without the runs no fact can rest on (their params say they ran another loop).
+EvidenceFile countable_runs(EvidenceFile evidence) {
+  auto& runs = evidence.evidence.runs;
+  runs.erase(std::remove_if(runs.begin(), runs.end(), [](const RunRecord& r) { return !could_be_the_articles(r); }), runs.end());
+  return evidence;
+}
+
 int run_check_article(const CheckArticleOptions& a, Console& io) {
   const OrderedJson facts = load_article_facts(a.facts);
-  const EvidenceFile evidence = read_evidence_file(a.evidence);
+  const EvidenceFile evidence = countable_runs(read_evidence_file(a.evidence));
   ArticleCheck check;
   if (a.golden.empty()) {
     check = check_article(facts, a.facts, evidence);

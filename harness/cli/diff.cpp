@@ -45,6 +45,18 @@ void check_diff_options(const DiffOptions& a) {
     throw UsageError("--allow-fragile needs --sensitivity FILE: without a matrix no divergence is known to be fragile");
 }
 
+// "0 runs compared, 0 agree" would pass a gate that compared nothing (bless and replay refuse a
+// file without runs too): each side must hold at least one run.
+void refuse_empty_side(const std::string& golden_path, const std::vector<EvidenceFile>& golden, const EvidenceFile& current) {
+  std::size_t golden_runs = 0;
+  for (const EvidenceFile& f : golden) golden_runs += f.evidence.runs.size();
+  if (golden_runs == 0)
+    throw EvidenceError(golden_path +
+                        ": holds no runs; there is nothing to compare against (give the golden that 'genrepro bless' wrote)");
+  if (current.evidence.runs.empty())
+    throw EvidenceError(current.path + ": holds no runs; there is nothing to compare (give evidence written by 'genrepro run')");
+}
+
 std::vector<std::string> pair_keys(const std::string& list) {
   if (list == "none") return {};
   return parse_pair_by(list, "--pair-by");
@@ -55,6 +67,7 @@ int run_diff(const DiffOptions& a, Console& io) {
   const std::vector<std::string> keys = pair_keys(a.pair_by);  // checked before any file is read
   const std::vector<EvidenceFile> golden = read_golden(a.golden);
   const EvidenceFile current = read_evidence_file(a.evidence);
+  refuse_empty_side(a.golden, golden, current);
   std::optional<FragilityKnowledge> matrix;
   if (!a.sensitivity.empty()) matrix = read_fragility(a.sensitivity);
   const EvidenceDiff d = diff_evidence(golden, current, EvidenceDiffOptions{a.prob_tolerance, keys});

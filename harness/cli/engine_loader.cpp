@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 
 #include "evidence/kernel_requirements.hpp"
 #include "util/errors.hpp"
+#include "util/text_excerpt.hpp"
 
 namespace genrepro::cli {
 
@@ -114,7 +116,45 @@ class LazyEngine final : public EngineVerbs {
 
 }  // namespace
 
+void check_engine_environment(CpuKernels kernels) {
+  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
+    // libtorch reads it when it loads: 0, a negative or a non-number prints a backtrace per
+    // process and is then ignored. OpenMP's nested form "4,2" is a list of whole numbers.
+    const std::string value = omp;
+    bool ok = true;
+    for (std::size_t start = 0; ok && start <= value.size();) {
+      const std::size_t end = std::min(value.find(',', start), value.size());
+      const std::string part = value.substr(start, end - start);
+      ok = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos &&
+           part.find_first_not_of('0') != std::string::npos;
+      start = end + 1;
+    }
+    if (!ok)
+      throw UsageError("OMP_NUM_THREADS=" + quoted_excerpt(value, 40) +
+                       ": allowed: unset, or a whole number >= 1 (OpenMP's thread count; genrepro sets its own with "
+                       "--threads); unset it (unset OMP_NUM_THREADS) or set it to 1");
+  }
+  if (kernels != CpuKernels::native) return;  // portable pins its own core, checked in prepare_cpu_kernels
+  const char* core_name = std::getenv(kOpenblasCoretypeEnv);
+  if (core_name == nullptr || *core_name == '\0') return;
+  const KernelSet* core = find_openblas_core(core_name);
+  if (core == nullptr) return;  // a name OpenBLAS does not know: it detects the CPU instead
+  const CpuFlags cpu = this_cpu_flags();
+  std::vector<std::string> missing;
+  for (const char* f : core->flags)
+    if (!cpu_has(cpu, f)) missing.push_back(f);
+  if (missing.empty()) return;
+  std::string lacks, runs;
+  for (const std::string& f : missing) lacks += (lacks.empty() ? "" : ", ") + f;
+  for (const std::string& c : executable_openblas_cores(cpu)) runs += (runs.empty() ? "" : ", ") + c;
+  throw UsageError(std::string(kOpenblasCoretypeEnv) + "=" + quoted_excerpt(core_name, 40) + " with --cpu-kernels native: this CPU has no " +
+                   lacks + ", which OpenBLAS's " + core->name +
+                   " kernels use (they would end in an illegal instruction); allowed on this CPU: " + (runs.empty() ? "none" : runs) +
+                   "; set one of them, unset " + kOpenblasCoretypeEnv + " (OpenBLAS then picks), or use --cpu-kernels portable");
+}
+
 std::vector<std::pair<std::string, std::string>> prepare_cpu_kernels(CpuKernels kernels) {
+  check_engine_environment(kernels);
   if (kernels == CpuKernels::native) return {};
   const CpuFlags cpu = this_cpu_flags();
   for (const std::string& feature : portable_flags())

@@ -24,7 +24,11 @@ inline constexpr const char* kEngineLibraryName = "libgenrepro_engine_verbs.so";
 // and refuses a BLAS or ATen that ignored them. `native` changes nothing.
 // GENREPRO_TEST_HIDE_CPU_FEATURES ("avx2", "fma", comma-separated) makes the CPU check see
 // those features as absent: tests use it to show the refusal on machines that have them.
+// First (check_engine_environment): OMP_NUM_THREADS, when set, is a whole number >= 1 (libtorch
+// prints a backtrace for anything else), and with `native` an OPENBLAS_CORETYPE that names a
+// core whose instructions this CPU lacks is refused (OpenBLAS would run them: SIGILL).
 std::vector<std::pair<std::string, std::string>> prepare_cpu_kernels(CpuKernels kernels);
+void check_engine_environment(CpuKernels kernels);
 
 // An EngineVerbs whose every call first loads the engine library (once), then forwards.
 std::unique_ptr<EngineVerbs> engine_loaded_on_first_use();

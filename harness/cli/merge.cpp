@@ -7,6 +7,9 @@
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "evidence/evidence_merge.hpp"
+#include "util/atomic_file.hpp"
+#include "util/bounded_read.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro::cli {
 
@@ -20,7 +23,14 @@ struct MergeOptions {
 void run_merge(const MergeOptions& o, Console& io) {
   check_output_file("--out", o.out, o.files);
   const Evidence merged = merge_evidence_files(o.files);
-  write_evidence(o.out, merged);
+  // Each shard fit its readers; their union may not, and a file no reader accepts is no merge.
+  const std::string text = evidence_text(merged);
+  if (text.size() > kMaxEvidenceBytes)
+    throw EvidenceError("merge: the merged evidence of " + std::to_string(merged.runs.size()) + " runs would be " +
+                        std::to_string(text.size()) + " bytes, more than the " + std::to_string(kMaxEvidenceBytes >> 20) +
+                        " MiB every evidence reader accepts; nothing was written to " + o.out +
+                        "; keep the shards apart (each stays readable) or merge fewer of them at a time");
+  write_file_atomically(o.out, text);
   io.out << "wrote " << o.out << " (" << merged.runs.size() << " runs from " << o.files.size() << " files)\n";
 }
 

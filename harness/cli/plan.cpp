@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "cli/flag_kinds.hpp"
 #include "cli/model_choice.hpp"
 #include "cli/verbs.hpp"
+#include "evidence/environment.hpp"
 #include "model/model_config.hpp"
 #include "plan/plan_checks.hpp"
 #include "plan/run_cost.hpp"
@@ -30,7 +32,7 @@ struct PlanOptions {
   std::vector<std::string> experiments;
   ModelChoice model;
   std::string shard = "1/1";
-  int threads = 1;
+  std::optional<int> threads;  // default: what run uses, default_threads()
   bool json = false;
   int64_t max_runs = static_cast<int64_t>(kDefaultMaxRuns);
 };
@@ -43,7 +45,8 @@ std::string short_number(double v) {
 
 int run_plan(const PlanOptions& o, Console& io) {
   const Shard shard = checked_shard(o.shard);
-  checked_threads("--threads", o.threads);
+  // The estimate is of the run `run` would make: its default is every CPU this process may use.
+  const int threads = o.threads ? checked_threads("--threads", *o.threads) : default_threads();
   const std::vector<ExperimentSpec> experiments = load_experiments(o.experiments, checked_max_runs("--max-runs", o.max_runs));
   const ModelFiles files = resolve_chosen_model(o.model);
   const Gpt2Config config = read_gpt2_config(files.config);
@@ -74,7 +77,7 @@ int run_plan(const PlanOptions& o, Console& io) {
                     {"prompt_tokens", prompt_tokens},
                     {"params", params_to_json(run.params)}});
   }
-  const double wall = seconds / std::min<double>(o.threads, std::max<int64_t>(selected, 1));
+  const double wall = seconds / std::min<double>(threads, std::max<int64_t>(selected, 1));
   if (o.json) {
     nlohmann::ordered_json doc = {
         {"schema", "genrepro.plan/1"},
@@ -82,7 +85,7 @@ int run_plan(const PlanOptions& o, Console& io) {
         {"shard", {{"index", shard.index}, {"count", shard.count}}},
         {"runs", runs},
         {"total", {{"runs", plan.runs.size()}, {"selected", selected}, {"new_tokens_at_most", new_tokens},
-                   {"estimated_seconds", wall}, {"threads", o.threads},
+                   {"estimated_seconds", wall}, {"threads", threads},
                    {"evidence_bytes_at_most", evidence.bytes}}}};
     io.out << json_document_text(doc) << "\n";
     return kExitOk;
@@ -101,7 +104,7 @@ int run_plan(const PlanOptions& o, Console& io) {
   io.out << "plan: " << selected << " of " << plan.runs.size() << " runs";
   if (shard.count > 1) io.out << " (shard " << o.shard << ", marked '  '; '- ' is another shard's)";
   io.out << ", at most " << new_tokens << " new tokens, roughly " << short_number(std::max(1.0, std::round(wall)))
-         << " s on " << o.threads << (o.threads == 1 ? " thread" : " threads") << " (a rough estimate), evidence of "
+         << " s on " << threads << (threads == 1 ? " thread" : " threads") << " (a rough estimate), evidence of "
          << short_number(std::max(0.1, std::round(static_cast<double>(evidence.bytes) / 1e5) / 10)) << " MB at most\n";
   return kExitOk;
 }
@@ -123,7 +126,10 @@ void setup_plan(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--shard", o->shard, "Show shard I of N: the runs whose index % N == I-1 (as run --shard)")
       ->type_name("I/N")
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Runs at once, for the time estimate (as run --threads)")->capture_default_str();
+  cmd->add_option("--threads", o->threads,
+                  "Runs at once, for the time estimate (as run --threads; default: the CPUs this process may use,\n"
+                  "at most 8, as run)")
+      ->type_name("INT");
   cmd->add_flag("--json", o->json, "Print the plan as JSON (schema genrepro.plan/1)");
   on_verb(*cmd, ctx, [o, &ctx] { ctx.exit_code = run_plan(*o, ctx.io); });
 }

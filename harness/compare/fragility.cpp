@@ -1,5 +1,6 @@
 #include "compare/fragility.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -41,6 +42,8 @@ class MatrixReader {
  private:
   std::string path_;
 };
+
+std::string number_text_of(double v) { return OrderedJson(v).dump(); }
 
 const StepRecord* step_at(const RunRecord& run, int64_t step) {
   const auto& steps = run.result.steps;
@@ -104,6 +107,7 @@ FragilityKnowledge read_fragility(const std::string& path) {
   k.compared_cells = cells.size() - 1;
 
   const OrderedJson& runs = r.array_at(root, "", "runs");
+  std::optional<double> supported;  // the largest reference decisive margin at a flip
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::string at = "runs[" + std::to_string(i) + "]";
     const OrderedJson& run = runs[i];
@@ -121,11 +125,27 @@ FragilityKnowledge read_fragility(const std::string& path) {
       if (cls != "identical" && cls != "same_tokens" && cls != "diverged" && cls != "missing")
         r.fail(cell_at + ".class", "is \"" + cls + "\"; allowed: identical, same_tokens, diverged, missing");
       if (cls != "diverged") continue;
+      if (cell == reference) r.fail(cell_at + ".class", "is \"diverged\" in the reference cell, which every run agrees with by definition");
       const OrderedJson& token = r.member(result, cell_at, "new_token");
       if (!token.is_number_integer() || token.get<int64_t>() < 1)
         r.fail(cell_at + ".new_token", "is " + token.dump() + ", expected an integer >= 1");
       flips[token.get<int64_t>()].push_back(cell);
+      if (result.contains("reference_decisive_margin") && !result["reference_decisive_margin"].is_null()) {
+        const OrderedJson& margin = result["reference_decisive_margin"];
+        if (!margin.is_number() || !std::isfinite(margin.get<double>()) || margin.get<double>() < 0)
+          r.fail(cell_at + ".reference_decisive_margin", "is " + short_value(margin.dump(), 60) + ", expected a margin >= 0 or null");
+        supported = std::max(supported.value_or(margin.get<double>()), margin.get<double>());
+      }
     }
+  }
+  // m* is what the flips say, never more: a larger one would call unexpected divergences known-fragile.
+  if (k.m_star != supported) {
+    if (!supported)
+      r.fail("predictor.m_star", "is " + three_digits(*k.m_star) +
+                                     ", but no flip in runs[] has a reference_decisive_margin to support it; allowed: null");
+    r.fail("predictor.m_star", "is " + (k.m_star ? three_digits(*k.m_star) : std::string("null")) + "; allowed: " +
+                                   number_text_of(*supported) +
+                                   " (the largest runs[].cells.*.reference_decisive_margin at a flip, which is what m* is)");
   }
   k.known_runs = runs.size();
   return k;

@@ -63,11 +63,19 @@ std::optional<int64_t> rank_of(const StepRecord& reference, const std::optional<
   return std::nullopt;
 }
 
-// Both runs carry digests by the same algorithm (a run has them at every step or at none:
-// evidence_checks refuses anything else).
+// Both runs carry digests by the same algorithm at every step they share (a run has them at
+// every step or at none, but the reader does not make one run keep one algorithm): a digest of
+// another algorithm is other bits of text, not other logits, so such a pair proves nothing.
 bool digests_comparable(const std::vector<StepRecord>& a, const std::vector<StepRecord>& b) {
-  if (a.empty() || b.empty() || !a.front().logits_digest || !b.front().logits_digest) return false;
-  return logits_digest_algorithm(*a.front().logits_digest) == logits_digest_algorithm(*b.front().logits_digest);
+  const std::size_t shared = std::min(a.size(), b.size());
+  if (shared == 0) return false;
+  for (std::size_t k = 0; k < shared; ++k) {
+    if (!a[k].logits_digest || !b[k].logits_digest) return false;
+    const std::string& x = *a[k].logits_digest;
+    const std::string& y = *b[k].logits_digest;
+    if (logits_digest_algorithm(x) != logits_digest_algorithm(y) || x.size() != y.size()) return false;
+  }
+  return true;
 }
 
 RunVsReference compare_run(const RunRecord& ref, const RunRecord& cell) {

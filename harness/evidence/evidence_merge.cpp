@@ -57,6 +57,30 @@ std::vector<ExpandedRun> expected_runs(const std::string& file, const Evidence& 
   return runs;
 }
 
+// The CPU kernels, said as the flag that chose them: a shard made with --cpu-kernels native
+// records another BLAS configuration and core than a portable one, which the generic "differs"
+// would name only as a JSON path.
+std::string kernels_setting(const Evidence& e) {
+  if (!e.numerics || !e.numerics->kernels) return "";
+  return e.numerics->kernels->setting == CpuKernels::portable ? "portable" : "native";
+}
+
+void refuse_other_kernels(const std::string& first_file, const Evidence& first, const std::string& file, const Evidence& e,
+                          const std::string& diff) {
+  const std::string a = kernels_setting(first), b = kernels_setting(e);
+  if (a.empty() || b.empty()) return;
+  if (a != b)
+    throw EvidenceError(file + ": was run with --cpu-kernels " + b + ", " + first_file + " with --cpu-kernels " + a +
+                        " (" + diff + " differs); shards of one run use one setting: run every shard with --cpu-kernels portable "
+                        "(the default: the same bits on every x86-64 CPU with AVX2 and FMA)");
+  if (a == "native" && (diff.rfind("build.blas", 0) == 0 || diff.rfind("numerics", 0) == 0)) {
+    const auto core = [](const Evidence& x) { return x.numerics->kernels->blas_core + "/" + x.numerics->kernels->aten_capability; };
+    throw EvidenceError(file + ": its --cpu-kernels native kernels are " + core(e) + ", " + first_file + "'s are " + core(first) + " (" +
+                        diff + " differs): native lets each CPU choose, so its shards merge only from one kind of CPU; run "
+                        "every shard with --cpu-kernels portable (the default)");
+  }
+}
+
 }  // namespace
 
 std::string first_difference(const json& a, const json& b, const std::string& where) {
@@ -90,6 +114,7 @@ Evidence merge_evidence(const std::vector<std::pair<std::string, Evidence>>& sha
   const json reference = shared_parts(first);
   for (size_t i = 1; i < shards.size(); ++i) {
     const std::string diff = first_difference(reference, shared_parts(shards[i].second));
+    if (!diff.empty()) refuse_other_kernels(first_file, first, shards[i].first, shards[i].second, diff);
     if (!diff.empty()) {
       throw EvidenceError(shards[i].first + ": " + diff + " differs from " + first_file +
                           "; only shards of one run (same genrepro build, numerics, model and experiments) can be merged");

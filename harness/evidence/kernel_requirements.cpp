@@ -1,6 +1,7 @@
 #include "evidence/kernel_requirements.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -85,6 +86,51 @@ bool CpuFlags::has_all(const std::vector<const char*>& flags) const {
 }
 
 CpuFlags this_cpu_flags() { return CpuFlags(read_cpuinfo().flags); }
+
+const KernelSet* find_openblas_core(const std::string& name) {
+  static const std::vector<KernelSet> every = {
+      {"Katmai", {"sse"}},
+      {"Coppermine", {"sse"}},
+      {"Northwood", {"sse2"}},
+      {"Banias", {"sse2"}},
+      {"Prescott", {"pni"}},
+      {"Atom", {"ssse3"}},
+      {"Core2", {"ssse3"}},
+      {"Penryn", {"sse4_1"}},
+      {"Dunnington", {"sse4_1"}},
+      {"Nehalem", {"sse4_2"}},
+      {"Athlon", {"3dnow"}},
+      {"Opteron", {"3dnow"}},
+      {"Opteron_SSE3", {"3dnow", "pni"}},
+      {"Barcelona", {"3dnow", "sse4a"}},
+      {"Nano", {"ssse3"}},
+      {"Sandybridge", {"avx"}},
+      {"Bobcat", {"ssse3", "sse4a"}},
+      {"Bulldozer", {"avx", "fma4", "xop"}},
+      {"Piledriver", {"avx", "fma4", "xop", "fma"}},
+      {"Haswell", {"avx2", "fma"}},
+      {"Steamroller", {"avx", "fma4", "xop", "fma"}},
+      {"Excavator", {"avx2", "fma4", "xop", "fma"}},
+      {"Zen", {"avx2", "fma"}},
+      {"SkylakeX", {"avx512f", "avx512bw", "avx512dq", "avx512vl"}},
+      {"CooperLake", {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16"}},
+      {"SapphireRapids", {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_bf16", "avx512_fp16"}},
+  };
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const KernelSet& k : every)
+    if (lower(k.name) == lower(name)) return &k;
+  return nullptr;
+}
+
+std::vector<std::string> missing_flags(const KernelSet& core, const CpuFlags& cpu) {
+  std::vector<std::string> missing;
+  for (const char* f : core.flags)
+    if (!cpu.has(f)) missing.push_back(f);
+  return missing;
+}
 
 std::vector<std::string> executable_openblas_cores(const CpuFlags& cpu) {
   std::vector<std::string> cores;

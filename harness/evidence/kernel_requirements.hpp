@@ -65,4 +65,12 @@ CpuFlags this_cpu_flags();
 // The OpenBLAS core types this CPU can execute, in openblas_cores()' order.
 std::vector<std::string> executable_openblas_cores(const CpuFlags& cpu);
 
+// Every core name OPENBLAS_CORETYPE takes (OpenBLAS's driver/others/dynamic.c, compared ignoring
+// case) with the instructions its kernels use: openblas_cores() and the older and AMD-only ones
+// (Opteron's 3DNow!, Bulldozer's to Excavator's FMA4 and XOP, ...) that a user may still name
+// with --cpu-kernels native. Null for a name OpenBLAS does not know (it then detects the CPU).
+const KernelSet* find_openblas_core(const std::string& name);
+// The flags of `core` that `cpu` lacks (empty: it runs the core's kernels).
+std::vector<std::string> missing_flags(const KernelSet& core, const CpuFlags& cpu);
+
 }  // namespace genrepro

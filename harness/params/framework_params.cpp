@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "params/number_text.hpp"
+#include "util/errors.hpp"
 #include "util/joined.hpp"
 
 namespace genrepro {
@@ -73,6 +74,36 @@ ordered_json real_json(double v) {
 }
 
 bool finite(double v) { return std::isfinite(v); }
+
+// The controls act on float32 logits. A value finite as a double can be infinite as a float32
+// (a bias of 1e300), and a factor can carry a logit past float32's range (a penalty of 1e-38
+// divides it by 1e-38): either writes NaN probabilities, or stops a sampled run blaming the
+// temperature. The bounds are a temperature's (docs/validation.md, "Float32 edges").
+constexpr double kControlMagnitude = 1e30;
+constexpr double kSmallestFactor = 1e-30;
+constexpr const char* kBiasMagnitude =
+    "each bias from -1e+30 to 1e+30 (the logits are float32: a larger bias is infinite there, and the probabilities NaN)";
+
+// The float32 bound a control's value passes its row's range but not, in the words of the message.
+std::optional<std::string> float32_edge(const FrameworkControls& c, const std::string& key) {
+  const auto factor = [](double v) { return v >= kSmallestFactor && v <= kControlMagnitude; };
+  const auto magnitude = [](double v) { return std::fabs(v) <= kControlMagnitude; };
+  if (key == "repetition_penalty" && !factor(c.repetition_penalty))
+    return std::string("a number from 1e-30 to 1e+30 (1 turns it off; the logits are float32, and a penalty past these carries them "
+                       "out of its range)");
+  if (key == "repeat_penalty" && !factor(c.repeat_penalty))
+    return std::string("a number from 1e-30 to 1e+30 (1 turns it off; the logits are float32, and a penalty past these carries them "
+                       "out of its range)");
+  const std::pair<const char*, double> magnitudes[] = {{"frequency_penalty", c.frequency_penalty},
+                                                       {"presence_penalty", c.presence_penalty},
+                                                       {"top_n_sigma", c.top_n_sigma},
+                                                       {"dynatemp_range", c.dynatemp_range},
+                                                       {"dynatemp_exponent", c.dynatemp_exponent}};
+  for (const auto& [name, v] : magnitudes)
+    if (key == name && !magnitude(v))
+      return std::string("a number from -1e+30 to 1e+30 (the logits are float32: a larger value is infinite there)");
+  return std::nullopt;
+}
 
 bool is_list_control(const std::string& key) {
   const ParamRow* k = find_control_key(key);
@@ -337,7 +368,7 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
   const auto add = [&](const std::string& field, const std::string& value, const std::string& allowed) {
     problems.push_back({field, value, allowed});
   };
-  const auto value_of = [&](const std::string& key) { return control_to_json(c, key).dump(); };
+  const auto value_of = [&](const std::string& key) { return short_value(control_to_json(c, key).dump()); };
   const std::string frameworks = "one of {" + joined(framework_names(), ", ") + "}";
 
   // A control of another framework (or of none, for article) must stay off: it would be ignored.
@@ -369,6 +400,10 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
           add(key, value_of(key), k->allowed() + " (Hugging Face refuses token id 0 in this list form)");
           break;
         }
+        if (std::fabs(b.bias) > kControlMagnitude) {
+          add(key, value_of(key), kBiasMagnitude);
+          break;
+        }
       }
     } else if (key == "logit_bias") {
       for (const TokenBias& b : c.logit_bias) {
@@ -376,10 +411,16 @@ std::vector<ParamProblem> check_framework_params(const RunParams& p) {
           add(key, value_of(key), k->allowed());
           break;
         }
+        if (b.bias != -kInf && std::fabs(b.bias) > kControlMagnitude) {
+          add(key, value_of(key), std::string(kBiasMagnitude) + ", or false / \"-Infinity\" (never)");
+          break;
+        }
       }
     } else if (k->in_range && !k->in_range(p)) {
       const ordered_json v = k->get(p);
       add(key, v.is_number_float() ? number_text(v.get<double>()) : v.dump(), k->allowed());
+    } else if (const std::optional<std::string> edge = float32_edge(c, key)) {
+      add(key, number_text(k->get(p).get<double>()), *edge);
     }
   }
   if (s.framework == Framework::hf) {

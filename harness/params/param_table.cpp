@@ -68,6 +68,7 @@ std::string value_text(const ParamRow& row, const ordered_json& v, const char* s
 
 bool sampled(const RunParams& p) { return p.sampling.mode == DecodeMode::sample; }
 
+
 // ----- the frameworks' scalar controls: one reader and writer for all, by member -----
 
 template <double FrameworkControls::*M>
@@ -165,13 +166,22 @@ std::vector<ParamRow> make_table() {
                {{"--sampler-order", kOurs}, {"--samplers", kLlama}},
                "Stages in order, comma-separated [default: the framework's order; the article's is\n"
                "temperature,top_k,top_p; llama.cpp's seven middle stages may be reordered]",
-               [] { return "a list of distinct stages from {" + joined(sampler_stage_names(), ", ") + "}"; },
+               // Said for every framework: an experiment's empty list is refused before its framework is read.
+               [] {
+                 return "a list of distinct stages from {" + joined(sampler_stage_names(), ", ") +
+                        "} (framework article); framework llama.cpp: the seven stages {" + joined(llama_cpp_orderable_names(), ", ") +
+                        "} in any order, each once; framework hf: its fixed order (leave sampler_order out)";
+               },
                [](const RunParams& p) -> ordered_json { return stage_names(p.sampling.sampler_order); },
                [](RunParams& p, const json& v) -> Problem {
                  if (!v.is_array()) return refused(v);
                  std::vector<std::string> names;
                  for (size_t i = 0; i < v.size(); ++i) {
-                   if (!v[i].is_string()) return ValueProblem{"", "[" + std::to_string(i) + "]", v[i], std::nullopt};
+                   if (!v[i].is_string())
+                     return ValueProblem{p.sampling.framework == Framework::article
+                                             ? "a list of distinct stages from {" + joined(sampler_stage_names(), ", ") + "}"
+                                             : "",
+                                         "[" + std::to_string(i) + "]", v[i], std::nullopt};
                    names.push_back(v[i].get<std::string>());
                  }
                  const auto order = check_framework_order(p.sampling.framework, names);

@@ -168,7 +168,7 @@ std::optional<uint64_t> parse_seed(const std::string& text) {
 const char* seed_allowed() { return "a non-negative integer below 2^64 (decimal digits only)"; }
 
 std::string describe_problem(const ParamProblem& problem, const std::string& where) {
-  return where + " = " + problem.value + " is not allowed; allowed: " + problem.allowed;
+  return where + " = " + short_value(problem.value) + " is not allowed; allowed: " + problem.allowed;
 }
 
 }  // namespace genrepro

@@ -1,6 +1,7 @@
 #include "plan/plan_checks.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
@@ -28,13 +29,41 @@ std::string mib(uint64_t bytes) {
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " MiB";
 }
 
+// Bytes of `text` as a JSON string at most: a control character is written as \u00XX.
+uint64_t json_text_bytes(const std::string& text) { return saturating_mul(text.size(), kEvidenceBytesPerTextByte) + 2; }
+
+// The lists a framework run's params carry, each entry on its own lines (indent 2).
+uint64_t control_list_bytes(const FrameworkControls& c) {
+  uint64_t bytes = 0;
+  const auto ids = [](std::size_t n) { return saturating_mul(n, kEvidenceBytesPerListedId); };
+  for (const auto& words : c.bad_words_ids) bytes = saturating_add(bytes, kEvidenceBytesPerListEntry + ids(words.size()));
+  for (const SequenceBias& b : c.sequence_bias) bytes = saturating_add(bytes, kEvidenceBytesPerListEntry + ids(b.tokens.size()));
+  bytes = saturating_add(bytes, saturating_mul(c.suppress_tokens.size(), kEvidenceBytesPerListedId));
+  bytes = saturating_add(bytes, saturating_mul(c.logit_bias.size(), kEvidenceBytesPerListEntry));
+  for (const ControlText& t : c.texts)
+    bytes = saturating_add(bytes, kEvidenceBytesPerListEntry + json_text_bytes(t.text) + ids(t.ids.size()));
+  return bytes;
+}
+
 }  // namespace
 
 EvidenceSizeEstimate estimate_evidence_size(const RunPlan& plan) {
   EvidenceSizeEstimate e;
   e.bytes = kEvidenceHeaderBytes;
+  // Each experiment file is recorded whole (experiments[].spec), indented deeper than it was parsed.
+  for (const ExperimentSpec& x : plan.experiments) {
+    const std::string spec = x.spec.dump(2);
+    const auto lines = static_cast<uint64_t>(std::count(spec.begin(), spec.end(), '\n')) + 1;
+    e.bytes = saturating_add(e.bytes, saturating_add(spec.size(), saturating_mul(lines, kEvidenceSpecIndentBytes)));
+  }
   for (int64_t index : plan.selected) {
-    const RunParams& p = plan.runs[static_cast<size_t>(index)].params;
+    const ExpandedRun& run = plan.runs[static_cast<size_t>(index)];
+    const RunParams& p = run.params;
+    // The prompt is written twice (prompt, and text = prompt + continuation), its ids once a line each.
+    e.bytes = saturating_add(e.bytes, saturating_mul(json_text_bytes(run.prompt), 2));
+    e.bytes = saturating_add(e.bytes, saturating_mul(plan.prompt_ids[static_cast<size_t>(index)].size(), kEvidenceBytesPerListedId));
+    e.bytes = saturating_add(e.bytes, json_text_bytes(run.id) + json_text_bytes(run.experiment));
+    e.bytes = saturating_add(e.bytes, control_list_bytes(p.sampling.controls));
     const uint64_t steps = static_cast<uint64_t>(std::max<int64_t>(p.max_new_tokens, 1));
     const uint64_t candidates = saturating_mul(steps, static_cast<uint64_t>(std::max<int64_t>(p.top_candidates, 0)));
     ++e.runs;

@@ -32,6 +32,14 @@ inline constexpr uint64_t kEvidenceHeaderBytes = 8192;
 // A framework run's step lists its stages: {"stage": "repetition_penalty", "kept": 50257} with
 // the indent of a step's array entry is at most 80 bytes.
 inline constexpr uint64_t kEvidenceBytesPerStage = 80;
+// What depends on the input rather than the grid: text is written as JSON (a control character
+// as \u00XX: 6 bytes a byte at most), the prompt twice per run (prompt, text), each token id of a
+// list on its own line (at most 16 bytes there), each control list entry's brackets and bias
+// (96 bytes), and each experiment file whole in the header, 8 more bytes of indent a line.
+inline constexpr uint64_t kEvidenceBytesPerTextByte = 6;
+inline constexpr uint64_t kEvidenceBytesPerListedId = 16;
+inline constexpr uint64_t kEvidenceBytesPerListEntry = 96;
+inline constexpr uint64_t kEvidenceSpecIndentBytes = 8;
 
 struct EvidenceSizeEstimate {
   uint64_t runs = 0;
@@ -40,7 +48,8 @@ struct EvidenceSizeEstimate {
   uint64_t bytes = 0;
 };
 
-// The evidence of the plan's selected runs, at most.
+// The evidence of the plan's selected runs, at most: the constants above per run, step and
+// candidate, plus the prompts, ids, control lists and experiment files the runs carry.
 EvidenceSizeEstimate estimate_evidence_size(const RunPlan& plan);
 
 // Throws SpecError when the estimate passes kMaxEvidenceBytes (util/bounded_read.hpp), the limit

@@ -28,6 +28,38 @@ std::string sens_column_label(const SensitivityMatrix& m, std::size_t c) {
   return name;
 }
 
+// What the legend and the heatmap both call cell c: its column label, and "(reference)" where the
+// label does not say so already.
+std::string sens_series_label(const SensitivityMatrix& m, std::size_t c) {
+  const std::string label = sens_column_label(m, c);
+  return c == m.reference && label != "reference" ? label + " (reference)" : label;
+}
+
+// A run's row: its prompt and its parameters as every report page labels a run (the parameter
+// table's label_parts, "p0 T=1 top_p=0.9 seed=43"); where two runs of one experiment would read
+// alike (copies, runs that differ only in what a label leaves out), their ids instead.
+std::vector<std::string> sens_row_labels(const SensitivityMatrix& m) {
+  const Evidence& ref = m.cells[m.reference].evidence.evidence;
+  std::vector<std::string> labels;
+  std::map<std::pair<std::string, std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    const RunRecord& r = ref.runs[i];
+    const std::string label = "p" + std::to_string(r.prompt_index) + " " + sections::run_label(r);
+    labels.push_back(label);
+    ++seen[{r.experiment, label}];
+  }
+  for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
+    const RunRecord& r = ref.runs[i];
+    if (seen[{r.experiment, labels[i]}] == 1) continue;
+    // Under its experiment's heading a run's id need not repeat the experiment ("greedy/p0/..." -> "p0/...").
+    const std::string& id = m.run_ids[i];
+    const std::string& experiment = r.experiment;
+    const bool prefixed = !experiment.empty() && id.size() > experiment.size() + 1 && id.compare(0, experiment.size() + 1, experiment + "/") == 0;
+    labels[i] = prefixed ? id.substr(experiment.size() + 1) : id;
+  }
+  return labels;
+}
+
 std::string sens_cell_tooltip(const SensitivityMatrix& m, std::size_t run, std::size_t c) {
   const RunVsReference& r = m.runs[run][c];
   std::string t = m.run_ids[run] + " in " + m.cells[c].name + (c == m.reference ? " (the reference)" : "") + ": ";
@@ -158,13 +190,10 @@ HeatmapSpec sensitivity_heatmap(const SensitivityMatrix& m) {
   h.title = "Every run in every cell, against the reference";
   for (std::size_t c = 0; c < m.cells.size(); ++c) h.columns.push_back(sens_column_label(m, c));
   const Evidence& ref = m.cells[m.reference].evidence.evidence;
+  const std::vector<std::string> labels = sens_row_labels(m);
   for (std::size_t i = 0; i < m.run_ids.size(); ++i) {
-    // Under its experiment's heading a run's id need not repeat the experiment ("greedy/p0/..." -> "p0/...").
-    const std::string& experiment = ref.runs[i].experiment;
-    const std::string& id = m.run_ids[i];
-    const bool prefixed = !experiment.empty() && id.size() > experiment.size() + 1 && id.compare(0, experiment.size() + 1, experiment + "/") == 0;
-    h.rows.push_back(prefixed ? id.substr(experiment.size() + 1) : id);
-    h.row_groups.push_back("experiment " + experiment);
+    h.rows.push_back(labels[i]);
+    h.row_groups.push_back("experiment " + ref.runs[i].experiment);
     std::vector<HeatmapCell> row;
     for (std::size_t c = 0; c < m.cells.size(); ++c) {
       const RunVsReference& r = m.runs[i][c];
@@ -189,7 +218,7 @@ LineChartSpec sensitivity_survival_chart(const SensitivityMatrix& m) {
   chart.y_max = 1;
   for (std::size_t c = 0; c < m.cells.size(); ++c) {
     LineSeries s;
-    s.label = m.cells[c].name + (c == m.reference ? " (reference)" : "");
+    s.label = sens_series_label(m, c);
     const std::vector<double>& y = m.summaries[c].survival;
     // A step function: the share holds from one new token to the next and drops at a divergence.
     for (std::size_t t = 0; t < y.size(); ++t) {
@@ -202,7 +231,32 @@ LineChartSpec sensitivity_survival_chart(const SensitivityMatrix& m) {
     }
     chart.series.push_back(std::move(s));
   }
+  // Lines that coincide would hide one another: each after the first of its group is dashed, in
+  // its own pattern, so the solid one below shows through its gaps.
+  const char* const dashes[] = {"8 4", "3 3", "1 3", "10 3 2 3", "5 2 1 2"};
+  for (const std::vector<std::size_t>& group : coinciding_survival_lines(m))
+    for (std::size_t k = 1; k < group.size(); ++k) {
+      LineSeries& s = chart.series[group[k]];
+      s.color = palette_color(group[k]);
+      s.dash = dashes[(k - 1) % (sizeof dashes / sizeof dashes[0])];
+    }
   return chart;
+}
+
+std::vector<std::vector<std::size_t>> coinciding_survival_lines(const SensitivityMatrix& m) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<bool> placed(m.cells.size(), false);
+  for (std::size_t c = 0; c < m.cells.size(); ++c) {
+    if (placed[c]) continue;
+    std::vector<std::size_t> group = {c};
+    for (std::size_t d = c + 1; d < m.cells.size(); ++d)
+      if (!placed[d] && m.summaries[d].survival == m.summaries[c].survival) {
+        group.push_back(d);
+        placed[d] = true;
+      }
+    if (group.size() > 1) groups.push_back(std::move(group));
+  }
+  return groups;
 }
 
 ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
@@ -221,9 +275,16 @@ ReportContent sensitivity_page_content(const SensitivityMatrix& m) {
            "cell, and a diverged cell names the new token where it parted. Hover a cell for its margins.",
            svg_heatmap(sensitivity_heatmap(m)));
   b.heading("Survival");
+  std::string coinciding;
+  for (const std::vector<std::size_t>& group : coinciding_survival_lines(m)) {
+    std::string names;
+    for (std::size_t k = 0; k < group.size(); ++k)
+      names += (k == 0 ? "" : k + 1 == group.size() ? " and " : ", ") + sens_series_label(m, group[k]);
+    coinciding += " Drawn on one another (the dashed over the solid): " + names + ".";
+  }
   b.figure("sensitivity-survival.svg",
            "Per cell, the share of its runs whose tokens still agree with the reference after t new tokens. A "
-           "line at 1 throughout is a cell where no run diverged (such lines lie on each other).",
+           "line at 1 throughout is a cell where no run diverged." + coinciding,
            svg_line_chart(sensitivity_survival_chart(m)));
   sens_add_class_shares(m, b);
   sens_add_attribution(m, b);

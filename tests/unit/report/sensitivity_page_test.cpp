@@ -78,10 +78,12 @@ TEST(SensitivityPage, HeatmapHasEveryRunOnceEveryCellAColumnAndEveryClassItsColo
   const std::string html = sensitivity_html(every_class());
   const std::string svg = svg_titled(html, "Every run in every cell, against the reference");
   ASSERT_FALSE(svg.empty()) << html;
-  for (const char* run : {"a", "b", "c"}) {
-    EXPECT_EQ(count(svg, "font-size=\"10\">" + std::string(run) + "</text>"), 1u) << run;  // its row label, once
-    EXPECT_EQ(count(svg, "<title>" + std::string(run) + " in "), 4u) << run;             // a cell in each column
-  }
+  // Row labels are run labels (the parameter table's); b and c of one experiment would read alike
+  // ("p0 greedy"), so they show their ids.
+  for (const char* row : {"p0 greedy", "b", "c"})
+    EXPECT_EQ(count(svg, "font-size=\"10\">" + std::string(row) + "</text>"), 1u) << row;  // its row label, once
+  for (const char* run : {"a", "b", "c"})
+    EXPECT_EQ(count(svg, "<title>" + std::string(run) + " in "), 4u) << run;  // a cell in each column
   for (const char* cell : {"ref", "bits", "flip", "partial"})
     EXPECT_EQ(count(svg, "font-size=\"11\">" + std::string(cell) + "</text>"), 1u) << cell;  // its column label
   EXPECT_EQ(count(svg, ">experiment first</text>"), 1u);
