@@ -54,6 +54,21 @@ std::optional<std::pair<std::string, std::string>> pin(const char* name, const c
   return replaced;
 }
 
+// OpenBLAS starts a thread per core as it loads, and they spin (sched_yield) until they time out:
+// a fifth of a short run's CPU time, for threads no run uses (every run sets one BLAS thread
+// before its first call: prepare_runtime_for_runs). Loaded with OPENBLAS_NUM_THREADS=1, it starts
+// none. The user's value is back before anything reads the environment, so evidence records what
+// the user set; it never decided a number, since each run's one thread is set explicitly.
+void* dlopen_with_one_blas_thread(const std::filesystem::path& path) {
+  const char* before = std::getenv("OPENBLAS_NUM_THREADS");
+  const std::optional<std::string> users = before ? std::optional<std::string>(before) : std::nullopt;
+  ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (users) ::setenv("OPENBLAS_NUM_THREADS", users->c_str(), 1);
+  else ::unsetenv("OPENBLAS_NUM_THREADS");
+  return handle;
+}
+
 class LazyEngine final : public EngineVerbs {
  public:
   int generate(const GenerateRequest& r, Console& io) override {
@@ -96,7 +111,7 @@ class LazyEngine final : public EngineVerbs {
     // RTLD_GLOBAL: the process then resolves symbols as if the engine were linked in, so the
     // environment probe's dlsym(RTLD_DEFAULT, "sgemm_") finds the BLAS libtorch calls, and
     // set_blas_threads reaches it (evidence/environment.cpp).
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    void* handle = dlopen_with_one_blas_thread(path);
     if (handle == nullptr) {
       const char* why = ::dlerror();
       // Not bad input: the installation is broken (exit 3 names what to rebuild).

@@ -141,7 +141,7 @@ void read_texts(GenerateOptions& o, Framework framework) {
     } else if (row.is_control()) {
       flag.value = nlohmann::json::parse(flag.text, nullptr, /*allow_exceptions=*/false);
       if (flag.value.is_discarded())
-        throw UsageError(flag_of(key) + " = " + flag.text + " is not allowed; allowed: " + row.allowed() + " (the value is read as JSON)");
+        throw UsageError(flag_of(key) + " = " + short_value(flag.text) + " is not allowed; allowed: " + row.allowed() + " (the value is read as JSON)");
     } else {
       flag.value = flag.text;
     }
@@ -192,7 +192,7 @@ RunParams run_params_from(GenerateOptions o) {
     }
     const std::string flag = flag_of(row.key);
     if (row.is_control())
-      throw UsageError(flag + problem->at + " = " + (problem->at.empty() ? it->second.text : problem->value.dump()) +
+      throw UsageError(flag + problem->at + " = " + short_value(problem->at.empty() ? it->second.text : problem->value.dump()) +
                        " is not allowed; allowed: " + allowed + " (the value is read as JSON)");
     throw UsageError(describe_problem({row.key, problem->shown ? *problem->shown : it->second.value.dump(), allowed}, flag));
   }

@@ -9,7 +9,8 @@ namespace genrepro {
 // The thread settings every run executes under, set explicitly before anything runs: one
 // libtorch intra-op thread and one BLAS thread per run. Concurrency comes from running several
 // runs at once (--threads), never from splitting one run, so a run's numbers cannot depend on
-// how many ran beside it.
+// how many ran beside it. Also keeps memory freed by one decoding step for the next (glibc's
+// allocator thresholds; no number depends on them).
 void prepare_runtime_for_runs();
 
 // The kernels this process really loaded (openblas_get_corename(), ATen's capability), for the

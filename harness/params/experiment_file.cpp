@@ -548,6 +548,28 @@ nlohmann::ordered_json params_as_written_json(const RunParams& p) {
   return j;
 }
 
+namespace {
+
+// A key the run's own params would not write is a parameter the engine never applied (another
+// framework's control, or one this version does not know): read silently, it would let two runs
+// that differ in it compare as equal.
+void refuse_keys_the_run_never_writes(const nlohmann::json& j, const RunParams& p, const std::string& where) {
+  const nlohmann::ordered_json written = params_to_json(p);
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
+    if (written.contains(key)) continue;
+    const ParamRow* row = find_param(key);
+    if (row && row->is_control())
+      throw SpecError(where + "." + key + ": is " + owners_of(*row) + " control, which a run of framework " +
+                      to_string(p.sampling.framework) + " never writes (give it only in runs of its framework)");
+    std::string known;
+    for (const auto& w : written.items()) known += (known.empty() ? "" : ", ") + w.key();
+    throw SpecError(where + "." + key + ": unknown key" + (row ? " for this run" : "") + " (this run's params hold: " + known + ")");
+  }
+}
+
+}  // namespace
+
 RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
   const auto need = [&](const ParamRow& row) -> const json& {
     if (!j.is_object() || !j.contains(row.key)) throw SpecError(where + "." + row.key + ": missing");
@@ -618,6 +640,7 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
   } else if (j.is_object() && j.contains("control_texts")) {
     throw SpecError(where + ".control_texts: is not allowed in an article run (only the frameworks' list controls take texts)");
   }
+  refuse_keys_the_run_never_writes(j, p, where);
   return p;
 }
 

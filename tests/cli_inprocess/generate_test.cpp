@@ -68,6 +68,11 @@ const std::vector<CliCase> kBadFlags = {
      R"re(--dynatemp-range = -0\.5 is not allowed; allowed: a finite number >= 0 \(0 turns it off\))re", Stderr::one_line},
     {"top_n_sigma_is_llama_cpp_only", gen({"--framework", "hf", "--top-n-sigma", "1"}), 2, "",
      R"re(--top-n-sigma = 1\.0 is not allowed; allowed: its off value -1\.0 unless framework llama\.cpp)re", Stderr::one_line},
+    // A value thousands of digits long is quoted by its head and its length, not whole.
+    {"repeat_penalty_of_500_digits", gen({"--framework", "llama.cpp", "--repeat-penalty", std::string(500, '9')}), 2, "",
+     R"re(^genrepro: error: --repeat-penalty = 9{160}\S+ \(500 bytes\) is not allowed; allowed: )re", Stderr::one_line},
+    {"bad_words_ids_not_json", gen({"--framework", "hf", "--bad-words-ids", "[" + std::string(500, '1')}), 2, "",
+     R"re(^genrepro: error: --bad-words-ids = \[1{159}\S+ \(501 bytes\) is not allowed; allowed: )re", Stderr::one_line},
     // No model given or found (this suite hides the machine's caches): asked not to fall back to
     // the random-weight fixture, or asked for the Hugging Face cache's gpt2 by name.
     {"require_real_model_without_one", gen({"--require-real-model"}), 2, "",

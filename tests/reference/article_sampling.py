@@ -35,6 +35,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt2_reference  # noqa: E402
+import torch_threads  # noqa: E402
 
 
 # ---- the article's code ----
@@ -162,7 +163,7 @@ def main(argv):
     ap.add_argument("--write-loop-ids", metavar="FILE")
     ap.add_argument("--fixed-logits-out", metavar="FILE", help="write the --fixed-logits JSON to FILE")
     args = ap.parse_args(argv)
-    torch.set_num_threads(1)
+    torch_threads.use_threads(torch)
     if args.fixed_logits_out:
         os.makedirs(os.path.dirname(os.path.abspath(args.fixed_logits_out)), exist_ok=True)
         with open(args.fixed_logits_out, "w") as f:

@@ -42,6 +42,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import article_sampling  # noqa: E402
 import gpt2_reference  # noqa: E402
+import torch_threads  # noqa: E402
 
 def chain_probs(logits, params):
     """The article's chain in the run's sampler_order, then softmax (sampling/article_rules.cpp)."""
@@ -179,7 +180,7 @@ def main(argv):
     ap.add_argument("--expect-runs", type=int, required=True)
     ap.add_argument("--expect-draws", type=int, required=True)
     a = ap.parse_args(argv)
-    torch.set_num_threads(1)
+    torch_threads.use_threads(torch)
     w = gpt2_reference.Gpt2Weights(a.model)
     stats = {"runs": 0, "draws": 0, "exact": 0, "bounded": 0, "bounded_delta": 0.0, "no_draw": 0, "smallest_margin": math.inf}
     problems = []

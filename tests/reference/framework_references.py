@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hf_processors  # noqa: E402
+import torch_threads  # noqa: E402
 import llama_cpp_sampling  # noqa: E402
 
 
@@ -49,7 +50,7 @@ def main(argv):
         ap.error("give --vectors DIR or --model DIR")
     if a.model and not a.hf_out:
         ap.error("--model needs --hf-out FILE")
-    hf_processors.torch.set_num_threads(1)
+    torch_threads.use_threads(hf_processors.torch)
     stale = [os.path.join(a.vectors, "llama-cases.json") if a.vectors else None, a.llama_out]
     llama = llama_or_none(a.llama_lib, stale) if a.vectors or a.llama_out else None
     if a.vectors:

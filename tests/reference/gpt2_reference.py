@@ -26,6 +26,8 @@ import sys
 import numpy as np
 import torch
 
+import torch_threads
+
 SAFETENSORS_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": None}
 
 
@@ -189,7 +191,7 @@ def main(argv):
     ap.add_argument("--greedy", type=int, metavar="N", help="run N greedy steps; print the new ids as JSON")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     args = ap.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    torch_threads.use_threads(torch, args.threads)
     ids = [int(x) for x in args.ids.split(",") if x.strip()]
     w = Gpt2Weights(args.model)
     new_ids = greedy(w, ids, args.greedy) if args.greedy is not None else None

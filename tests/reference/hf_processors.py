@@ -39,6 +39,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from framework_hash import float_bits, word_hash  # noqa: E402
+import torch_threads  # noqa: E402
 
 NEG_INF = -float("inf")
 
@@ -458,7 +459,7 @@ def main(argv):
     ap.add_argument("--max-new-tokens", type=int, default=60)
     ap.add_argument("--out", metavar="FILE")
     a = ap.parse_args(argv)
-    torch.set_num_threads(1)
+    torch_threads.use_threads(torch)
     if a.vectors:
         write_vectors(a.vectors, a.count)
     if a.model:

@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from framework_hash import float_bits, word_hash  # noqa: E402
+import torch_threads  # noqa: E402
 
 TOKEN_DTYPE = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
 
@@ -317,7 +318,7 @@ def main(argv):
     if a.model:
         import torch
         import hf_processors
-        torch.set_num_threads(1)
+        torch_threads.use_threads(torch)
         write_loops(llama, hf_processors.Logits(a.model), [int(t) for t in a.prompt_ids.split(",")], a.max_new_tokens, a.out)
 
 

@@ -460,9 +460,20 @@ def check_framework_labels(a, browser):
           % (len(charts), len(seen)))
 
 
+def loaded_geometry(browser, page):
+    """The geometry GEOMETRY_SCRIPT recorded in `page`, loaded: read off the page itself, not out
+    of its whole outer HTML (this page lists 300 runs, and only the geometry is needed)."""
+    browser._load(page, shot.FIRST_SCREEN)
+    r = browser._call("Runtime.evaluate", {"expression": "(document.getElementById('genrepro-geometry') || {}).textContent",
+                                           "returnByValue": True}, session=True)
+    if not isinstance(r["result"].get("value"), str):
+        fail("the page's geometry script did not run (no #genrepro-geometry in the DOM)")
+    return json.loads(r["result"]["value"])
+
+
 def check_page(a, browser, scratch, out, page, Image):
-    dom = browser.dom(shot.with_additions(page, "measured.html", body_end=shot.GEOMETRY_SCRIPT))
-    geometry = shot.geometry_of(dom)
+    measured = shot.with_additions(page, "measured.html", body_end=shot.GEOMETRY_SCRIPT)
+    geometry = loaded_geometry(browser, measured)
     if geometry["width"] > WIDTH:
         fail("the page is %d px wide in a %d px window" % (geometry["width"], WIDTH))
     headings = geometry["headings"]
@@ -476,17 +487,20 @@ def check_page(a, browser, scratch, out, page, Image):
     if len(charts) != len(PROMPTS) + len(FIGURES):
         fail("the grid's summaries have %d charts, expected %d (kept sets per prompt, one per figure)" %
              (len(charts), len(PROMPTS) + len(FIGURES)))
-    png = browser.screenshot(page, geometry["height"], os.path.join(scratch, "page.png"))
+    # The page measured, made as tall as it is: one load gives the geometry and the screenshot.
+    png = browser.screenshot_of_loaded(measured, geometry["height"], os.path.join(scratch, "page.png"))
     if a.keep:
         import shutil
         shutil.copyfile(png, a.keep)
-    img = Image.open(png).convert("RGB")
+    # Only the rows down to the lowest axis line (+2: axis_problem reads the row at or above a
+    # line's centre, and a y axis down to its rounded end): the rest of the page is not checked here.
+    pixels = shot.pixels_of(png, Image, rows=max(int(line["y"] + line["h"]) + 2 for c in charts for line in c["axes"]))
     for chart in charts:
         b = chart["box"]
         if b["x"] < 0 or b["x"] + b["w"] > WIDTH + 0.5:
             fail("chart %r reaches outside the page" % chart["title"])
         for line in chart["axes"]:
-            problem = shot.axis_problem(img, line)
+            problem = shot.axis_problem(pixels, line)
             if problem:
                 fail("chart %r: %s" % (chart["title"], problem))
     # The run-by-run listings are folded: the page has them inside <details> elements.

@@ -92,36 +92,46 @@ GEOMETRY_SCRIPT = """<script>
 </script>"""
 
 # Negative controls: the screenshot broken in one way, and the check that must then fail. (Edits
-# of the picture itself, so they cost no further Chromium run.)
-def control_blank(img, geometry, Image):
-    return Image.new("RGB", img.size, (255, 255, 255))
+# of the picture itself, so they cost no further Chromium run; each works on a copy of the pixel
+# array, which is a plain memory copy, where a PIL copy of a 24-megapixel page took 0.15 s.)
+def control_blank(pixels, geometry):
+    import numpy
+    return numpy.full_like(pixels, 255)
 
 
-def control_cut(img, geometry, Image):
+def control_cut(pixels, geometry):
     """The lower third of the page not drawn."""
-    out = img.copy()
-    out.paste((255, 255, 255), (0, img.height * 2 // 3, img.width, img.height))
+    out = pixels.copy()
+    out[pixels.shape[0] * 2 // 3:] = 255
     return out
 
 
-def control_chart_clipped(img, geometry, Image):
+def page_slice(pixels, left, top, right, bottom):
+    """The rows and columns of a box (right and bottom excluded), clipped to the image as PIL
+    clips a paste or a crop (a negative index would count from the other edge)."""
+    height, width = pixels.shape[:2]
+    return (slice(min(max(top, 0), height), min(max(bottom, 0), height)),
+            slice(min(max(left, 0), width), min(max(right, 0), width)))
+
+
+def control_chart_clipped(pixels, geometry):
     """Each chart's right fifth not drawn."""
-    out = img.copy()
+    out = pixels.copy()
     for chart in geometry["charts"]:
         b = chart["box"]
-        out.paste((255, 255, 255), (int(b["x"] + 0.8 * b["w"]), int(b["y"]), int(b["x"] + b["w"]) + 1, int(b["y"] + b["h"]) + 1))
+        out[page_slice(out, int(b["x"] + 0.8 * b["w"]), int(b["y"]), int(b["x"] + b["w"]) + 1, int(b["y"] + b["h"]) + 1)] = 255
     return out
 
 
-def control_axes_missing(img, geometry, Image):
+def control_axes_missing(pixels, geometry):
     """Each chart's axes drawn in the gridlines' light grey instead of #555555."""
-    out = img.copy()
+    out = pixels.copy()
     for chart in geometry["charts"]:
         for line in chart["axes"]:
-            for x in range(int(line["x"]) - 2, int(line["x"] + line["w"]) + 3):
-                for y in range(int(line["y"]) - 2, int(line["y"] + line["h"]) + 3):
-                    if 0 <= x < out.width and 0 <= y < out.height and pixel_kind(out.getpixel((x, y))) == "axis":
-                        out.putpixel((x, y), (0xE4, 0xE4, 0xE4))
+            # The axis grey pixels of the line's box widened by 2 px on every side.
+            region = out[page_slice(out, int(line["x"]) - 2, int(line["y"]) - 2,
+                                    int(line["x"] + line["w"]) + 3, int(line["y"] + line["h"]) + 3)]
+            region[pixel_kinds(region) == AXIS] = 0xE4
     return out
 
 
@@ -132,18 +142,14 @@ CONTROLS = [("blank", control_blank, "blank"), ("cut", control_cut, "cut"),
 CLASS_RGB = {"identical": (0x00, 0x9E, 0x73), "same_tokens": (0xF0, 0xE4, 0x42), "diverged": (0xD5, 0x5E, 0x00),
              "missing": (0xBB, 0xBB, 0xBB)}
 HEATMAP_TITLE = "Every run in every cell, against the reference"
-# The sensitivity page of 22 runs is ~2,600 px tall: the window is this tall so that one run gives
-# both the DOM and a screenshot of the whole page.
-SENSITIVITY_WINDOW = 6000
 
 
-def control_diverged_repainted(img, geometry, Image):
+def control_diverged_repainted(pixels, geometry):
     """The heatmap's diverged cells painted in the identical colour."""
     import numpy
-    pixels = numpy.array(img)
-    mask = numpy.all(pixels == CLASS_RGB["diverged"], axis=2)
-    pixels[mask] = CLASS_RGB["identical"]
-    return Image.fromarray(pixels)
+    out = pixels.copy()
+    out[numpy.all(out == CLASS_RGB["diverged"], axis=2)] = CLASS_RGB["identical"]
+    return out
 
 
 def fail(msg):
@@ -220,6 +226,7 @@ class Chromium:
         self.events = []
         self.last_id = 0
         self.session = None
+        self.loaded = None  # the page whose load event fired last
 
     def _start(self):
         commands_r, commands_w = os.pipe()
@@ -253,15 +260,19 @@ class Chromium:
 
     def _message(self, deadline):
         """The next message from the browser (a reply or an event)."""
-        while b"\0" not in self.pending:
+        # A screenshot's reply is megabytes read in pipe-sized chunks: kept as a list and joined once,
+        # each chunk searched once for the NUL (appending to one bytes object and searching all of it
+        # for every chunk copied and scanned it over and over).
+        chunks = [self.pending]
+        while b"\0" not in chunks[-1]:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.from_browser], [], [], left)[0]:
                 fail("chromium did not answer within %d s: %s" % (TIMEOUT_S, self._log()))
             chunk = os.read(self.from_browser, 1 << 20)
             if not chunk:
                 fail("chromium closed its DevTools pipe (exit %s): %s" % (self.proc.poll(), self._log()))
-            self.pending += chunk
-        text, self.pending = self.pending.split(b"\0", 1)
+            chunks.append(chunk)
+        text, self.pending = b"".join(chunks).split(b"\0", 1)
         return json.loads(text)
 
     def _call(self, method, params, session=False):
@@ -282,12 +293,16 @@ class Chromium:
             if "method" in m:
                 self.events.append(m)
 
+    def _viewport(self, height):
+        self._call("Emulation.setDeviceMetricsOverride",
+                   {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+
     def _load(self, page, height):
         """`page` loaded (its load event fired) in a viewport WIDTH x `height`."""
         if self.proc is None:
             self._start()
-        self._call("Emulation.setDeviceMetricsOverride",
-                   {"width": WIDTH, "height": height, "deviceScaleFactor": 1, "mobile": False}, session=True)
+        self._viewport(height)
+        self.loaded = None
         self.events = []
         self._call("Page.navigate", {"url": "file://" + page}, session=True)
         deadline = time.monotonic() + TIMEOUT_S
@@ -295,6 +310,7 @@ class Chromium:
             m = self._message(deadline)
             if "method" in m:
                 self.events.append(m)
+        self.loaded = page
 
     def _dom(self):
         """The document as --dump-dom prints it: its outer HTML after the load event."""
@@ -314,15 +330,17 @@ class Chromium:
         self._load(page, FIRST_SCREEN)
         return self._dom()
 
-    def dom_and_screenshot(self, page, height, png):
-        """The DOM and a screenshot of the viewport (`height` tall) from one load."""
-        self._load(page, height)
-        dom = self._dom()
-        self._screenshot(page, png)
-        return dom
-
     def screenshot(self, page, height, png):
         self._load(page, height)
+        return self._screenshot(page, png)
+
+    def screenshot_of_loaded(self, page, height, png):
+        """A screenshot of `page`, the page dom() loaded last, in its viewport made `height` tall:
+        the page is laid out again for the new viewport, not loaded again (a load of a tall page
+        costs as much as its screenshot, and the page's height is known only from its DOM)."""
+        if self.loaded != page:
+            fail("screenshot_of_loaded(%s): the page loaded is %s" % (page, self.loaded))
+        self._viewport(height)
         return self._screenshot(page, png)
 
     def close(self):
@@ -368,19 +386,27 @@ def geometry_of(dom):
     return json.loads(html.unescape(m.group(1)))
 
 
-def pixel_kind(px):
-    """'axis': a dark neutral grey (the axis, anti-aliased); 'missing': white or a light neutral grey
-    (nothing drawn, or a gridline); 'covered': a colour (a data line drawn over the axis)."""
-    r, g, b = px[:3]
-    if max(r, g, b) - min(r, g, b) > 10:
-        return "covered"
-    return "axis" if max(r, g, b) <= AXIS_MAX_VALUE else "missing"
+# What a pixel on an axis line shows (pixel_kinds).
+MISSING, AXIS, COVERED = 0, 1, 2
 
 
-def axis_problem(img, line):
+def pixel_kinds(pixels):
+    """Per pixel of an array of RGB pixels: AXIS, a dark neutral grey (the axis, anti-aliased);
+    MISSING, white or a light neutral grey (nothing drawn, or a gridline); COVERED, a colour (a
+    data line drawn over the axis)."""
+    import numpy
+    spread = pixels.max(axis=-1).astype(numpy.int16) - pixels.min(axis=-1)
+    kinds = numpy.where(pixels.max(axis=-1) <= AXIS_MAX_VALUE, AXIS, MISSING)
+    kinds[spread > 10] = COVERED
+    return kinds
+
+
+def axis_problem(pixels, line):
     """None when the pixels along `line` (a page box of a horizontal or vertical axis) show the
     axis: at most 5% of its length missing (white or light grey), neither end missing, and for a y
-    axis axis grey over at least half of it."""
+    axis axis grey over at least half of it. `pixels`: the screenshot as an array (pixels_of)."""
+    import numpy
+    height, width = pixels.shape[:2]
     horizontal = line["w"] >= line["h"]
     length = int(round(line["w"] if horizontal else line["h"]))
     if length < 20:
@@ -390,19 +416,20 @@ def axis_problem(img, line):
     best = None
     for at in (int(centre) - 1, int(centre)):  # a 1 px line on a pixel edge is painted on both sides
         if horizontal:
-            if not 0 <= at < img.height:
+            if not 0 <= at < height:
                 continue
-            pixels = [img.getpixel((x, at)) for x in range(max(start, 0), min(start + length, img.width))]
+            along = pixels[at, max(start, 0):max(min(start + length, width), 0)]
         else:
-            if not 0 <= at < img.width:
+            if not 0 <= at < width:
                 continue
-            pixels = [img.getpixel((at, y)) for y in range(max(start, 0), min(start + length, img.height))]
-        kinds = [pixel_kind(p) for p in pixels] + ["missing"] * (length - len(pixels))
-        missing = kinds.count("missing") / float(length)
-        grey = kinds.count("axis") / float(length)
+            along = pixels[max(start, 0):max(min(start + length, height), 0), at]
+        # The part of the line outside the screenshot counts as missing.
+        kinds = numpy.concatenate([pixel_kinds(along), numpy.full(length - len(along), MISSING)])
+        missing = numpy.count_nonzero(kinds == MISSING) / float(length)
+        grey = numpy.count_nonzero(kinds == AXIS) / float(length)
         # The last pixel or two of a line are anti-aliased lighter: an end is there if any of its
         # first AXIS_END_PX + 2 pixels is.
-        ends = all(any(k != "missing" for k in part) for part in (kinds[:AXIS_END_PX + 2], kinds[-(AXIS_END_PX + 2):]))
+        ends = bool((kinds[:AXIS_END_PX + 2] != MISSING).any() and (kinds[-(AXIS_END_PX + 2):] != MISSING).any())
         if best is None or (ends, -missing, grey) > (best[0], -best[1], best[2]):
             best = (ends, missing, grey, at)
     if best is None:
@@ -426,14 +453,15 @@ def ink_share(ink, box):
     return float(ink[top:bottom, left:right].mean())
 
 
-def heatmap_problems(img, geometry):
+def heatmap_problems(pixels, geometry):
     """The heatmap's box shows every class's colour."""
     import numpy
     heatmaps = [c for c in geometry["charts"] if c["title"] == HEATMAP_TITLE]
     if len(heatmaps) != 1:
         return [("classes", "%d heatmaps titled %r on the page" % (len(heatmaps), HEATMAP_TITLE))]
     b = heatmaps[0]["box"]
-    region = numpy.asarray(img.crop((int(b["x"]), int(b["y"]), int(b["x"] + b["w"]), int(b["y"] + b["h"]))))
+    # (A crop past the image's edges adds black, no class's colour: the clipped slice sees the same.)
+    region = pixels[page_slice(pixels, int(b["x"]), int(b["y"]), int(b["x"] + b["w"]), int(b["y"] + b["h"]))]
     found = []
     for name, rgb in CLASS_RGB.items():
         if not numpy.all(region == rgb, axis=2).any():
@@ -441,22 +469,56 @@ def heatmap_problems(img, geometry):
     return found
 
 
-def problems_of(img, geometry, Image, ImageChops, verdict=True):
-    """Every check of the module docstring (2 to 5) on one screenshot: a list of (kind, message)."""
-    found = []
-    if (img.width, img.height) != (WIDTH, geometry["height"]):
-        found.append(("size", "screenshot is %dx%d, the page %dx%d" % (img.width, img.height, WIDTH, geometry["height"])))
-        return found
-    # The page is some 20,000 rows: whole-page counts in numpy (PIL's getcolors and a difference
-    # image took most of this test's time). Only fewer than MIN_COLOURS colours need counting.
+def pixels_of(png, Image, rows=None):
+    """The screenshot as an array of RGB pixels (rows x columns x 3), decoded once: every check
+    and control reads this array (PIL's convert, copy and array export each cost ~0.15 s on a
+    24-megapixel page, more than the checks themselves). `rows`: only the screenshot's first rows
+    (as many as it has, if fewer), for a test that reads no pixel below them."""
     import numpy
-    pixels = numpy.asarray(img)
-    # Not white: the channels sum below 3 x 255 (elementwise, much faster than any() over axis 2).
-    ink = (pixels[:, :, 0].astype(numpy.uint16) + pixels[:, :, 1] + pixels[:, :, 2]) != 3 * 255
+    with Image.open(png) as img:
+        if rows is not None and rows < img.height:
+            img = img.crop((0, 0, img.width, rows))
+        return numpy.asarray(img if img.mode == "RGB" else img.convert("RGB"))
+
+
+COLOUR_BLOCK_ROWS = 256
+
+
+def colour_count(pixels, at_most=None):
+    """The number of distinct colours in `pixels`, or `at_most` once that many are seen. Counted
+    block by block of rows: a page shows its first MIN_COLOURS colours within its first rows, and
+    a block of one colour (a blank page's every block) is found by one comparison, without sorting."""
+    import numpy
+    seen = set()
+    for top in range(0, pixels.shape[0], COLOUR_BLOCK_ROWS):
+        block = pixels[top:top + COLOUR_BLOCK_ROWS].reshape(-1, 3)
+        if (block == block[0]).all():
+            seen.add(tuple(block[0].tolist()))
+        else:
+            # Each colour as one number 0xRRGGBB, to sort as one key.
+            packed = (block[:, 0].astype(numpy.uint32) << 16) | (block[:, 1].astype(numpy.uint32) << 8) | block[:, 2]
+            seen.update((v >> 16, (v >> 8) & 0xFF, v & 0xFF) for v in numpy.unique(packed).tolist())
+        if at_most is not None and len(seen) >= at_most:
+            return at_most
+    return len(seen)
+
+
+def problems_of(pixels, geometry, verdict=True):
+    """Every check of the module docstring (2 to 5) on one screenshot (an array, pixels_of): a
+    list of (kind, message)."""
+    import numpy
+    found = []
+    height, width = pixels.shape[:2]
+    if (width, height) != (WIDTH, geometry["height"]):
+        found.append(("size", "screenshot is %dx%d, the page %dx%d" % (width, height, WIDTH, geometry["height"])))
+        return found
+    # Not white: some channel below 255, i.e. the channels' AND below 255 (bytewise, no wider copy).
+    ink = (pixels[:, :, 0] & pixels[:, :, 1] & pixels[:, :, 2]) != 255
     share = float(ink.mean())
-    few = img.getcolors(MIN_COLOURS - 1)  # None: at least MIN_COLOURS colours
-    if few is not None or share < MIN_NON_WHITE:
-        colours = len(few) if few is not None else len(img.getcolors(1 << 24))
+    colours = colour_count(pixels, MIN_COLOURS)  # MIN_COLOURS: at least that many
+    if colours < MIN_COLOURS or share < MIN_NON_WHITE:
+        if colours == MIN_COLOURS:
+            colours = colour_count(pixels)
         found.append(("blank", "the page looks blank: %d colours, %.1f%% non-white" % (colours, 100 * share)))
         return found
     if verdict and not numpy.all(pixels[:FIRST_SCREEN] == DIFF_CELL_RGB, axis=2).any():
@@ -474,13 +536,13 @@ def problems_of(img, geometry, Image, ImageChops, verdict=True):
                       (lowest_ink, geometry["last"]["y"])))
     for chart in geometry["charts"]:
         b = chart["box"]
-        if b["x"] < 0 or b["x"] + b["w"] > WIDTH + 0.5 or b["y"] + b["h"] > img.height + 0.5:
+        if b["x"] < 0 or b["x"] + b["w"] > WIDTH + 0.5 or b["y"] + b["h"] > height + 0.5:
             found.append(("axes", "chart %r reaches outside the page" % chart["title"]))
         if len(chart["axes"]) != 2:
             found.append(("axes", "chart %r has %d axis lines in its SVG, expected 2" % (chart["title"], len(chart["axes"]))))
             continue
         for line in chart["axes"]:
-            problem = axis_problem(img, line)
+            problem = axis_problem(pixels, line)
             if problem:
                 found.append(("axes", "chart %r: %s" % (chart["title"], problem)))
     return found
@@ -505,7 +567,7 @@ def sensitivity_cells(golden_doc, changed_path, scratch):
     return [golden, changed_path, partial], dropped, nudged
 
 
-def check_sensitivity_page(a, browser, scratch, changed_path, Image, ImageChops):
+def check_sensitivity_page(a, browser, scratch, changed_path, Image):
     golden_doc = pooled_fixture_evidence(a.binary, a.golden, None)
     files, dropped, nudged = sensitivity_cells(golden_doc, changed_path, scratch)
     out = os.path.join(scratch, "sens")
@@ -524,12 +586,11 @@ def check_sensitivity_page(a, browser, scratch, changed_path, Image, ImageChops)
         "height: document.documentElement.scrollHeight,",
         "height: Math.ceil(document.body.getBoundingClientRect().bottom + scrollY + "
         "parseFloat(getComputedStyle(document.body).marginBottom)),"))
-    png = os.path.join(scratch, "sensitivity.png")
-    dom = browser.dom_and_screenshot(measured, SENSITIVITY_WINDOW, png)
+    dom = browser.dom(measured)
     geometry = geometry_of(dom)
-    if geometry["width"] > WIDTH or not 0 < geometry["height"] <= SENSITIVITY_WINDOW:
-        fail("the sensitivity page is %dx%d px; this test renders it in a %dx%d window" %
-             (geometry["width"], geometry["height"], WIDTH, SENSITIVITY_WINDOW))
+    if geometry["width"] > WIDTH or not 0 < geometry["height"] <= MAX_HEIGHT:
+        fail("the sensitivity page is %dx%d px; this test renders it in a window %d px wide and up to %d px tall" %
+             (geometry["width"], geometry["height"], WIDTH, MAX_HEIGHT))
     m = re.search(r"<svg[^>]*>\s*<title>%s</title>(.*?)</svg>" % re.escape(HEATMAP_TITLE), dom, re.S)
     if not m:
         fail("the rendered sensitivity page has no heatmap titled %r" % HEATMAP_TITLE)
@@ -540,10 +601,11 @@ def check_sensitivity_page(a, browser, scratch, changed_path, Image, ImageChops)
                 fail("the heatmap has %d cells for run %r in cell %r, expected 1" % (m.group(1).count(tip), run["id"], cell))
     if len(geometry["charts"]) != 2:
         fail("the sensitivity page has %d charts, expected the heatmap and the survival curves" % len(geometry["charts"]))
-    img = Image.open(png).convert("RGB").crop((0, 0, WIDTH, geometry["height"]))
+    png = browser.screenshot_of_loaded(measured, geometry["height"], os.path.join(scratch, "sensitivity.png"))
     if a.keep:
-        img.save(os.path.splitext(a.keep)[0] + "-sensitivity.png")
-    problems = problems_of(img, geometry, Image, ImageChops, verdict=False) + heatmap_problems(img, geometry)
+        shutil.copyfile(png, os.path.splitext(a.keep)[0] + "-sensitivity.png")
+    pixels = pixels_of(png, Image)
+    problems = problems_of(pixels, geometry, verdict=False) + heatmap_problems(pixels, geometry)
     if problems:
         fail("the screenshot of the sensitivity page: " + "; ".join(msg for _, msg in problems))
     print("sensitivity page %dx%d: %d runs x %d cells in the heatmap, the four class colours, %d section headings and "
@@ -554,8 +616,8 @@ def check_sensitivity_page(a, browser, scratch, changed_path, Image, ImageChops)
         return
     controls = CONTROLS + [("diverged repainted", control_diverged_repainted, "classes")]
     for name, broken, kind in controls:
-        shot = broken(img, geometry, Image)
-        found = problems_of(shot, geometry, Image, ImageChops, verdict=False) + heatmap_problems(shot, geometry)
+        shot = broken(pixels, geometry)
+        found = problems_of(shot, geometry, verdict=False) + heatmap_problems(shot, geometry)
         if not any(k == kind for k, _ in found):
             fail("sensitivity control %r: the %r check did not fail; found: %s" % (name, kind, found or "nothing"))
         print("sensitivity control %r: fails as it must: %s" % (name, next(msg for k, msg in found if k == kind)))
@@ -576,7 +638,7 @@ def main():
         skip("no Chromium installed (scripts/setup.sh installs Debian's chromium when CI=true or "
              "GENREPRO_SETUP_CHROMIUM=1)")
     try:
-        from PIL import Image, ImageChops
+        from PIL import Image
     except ImportError:
         skip("the Python Imaging Library is not installed for %s (apt-get install python3-pil)" % sys.executable)
     scratch = tempfile.mkdtemp(prefix="genrepro-report-shot-")
@@ -594,14 +656,14 @@ def main():
         report = os.path.join(out, "report.html")
         browser = Chromium(chromium, scratch)
         try:
-            check_report(a, browser, scratch, report, mutated, evidence, Image, ImageChops)
+            check_report(a, browser, scratch, report, mutated, evidence, Image)
         finally:
             browser.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def check_report(a, browser, scratch, report, mutated, evidence, Image, ImageChops):
+def check_report(a, browser, scratch, report, mutated, evidence, Image):
     """Checks 1 to 5 of the module docstring on the report, its controls, then the sensitivity page."""
     measured = with_additions(report, "measured.html", body_end=GEOMETRY_SCRIPT)
     dom = browser.dom(measured)
@@ -621,11 +683,11 @@ def check_report(a, browser, scratch, report, mutated, evidence, Image, ImageCho
     if len(geometry["headings"]) < 3:
         fail("the report has %d section headings, expected at least 3" % len(geometry["headings"]))
 
-    shot = browser.screenshot(report, geometry["height"], os.path.join(scratch, "report.png"))
+    shot = browser.screenshot_of_loaded(measured, geometry["height"], os.path.join(scratch, "report.png"))
     if a.keep:
         shutil.copyfile(shot, a.keep)
-    img = Image.open(shot).convert("RGB")
-    problems = problems_of(img, geometry, Image, ImageChops)
+    pixels = pixels_of(shot, Image)
+    problems = problems_of(pixels, geometry)
     if problems:
         fail("the screenshot of the report: " + "; ".join(m for _, m in problems))
     print("screenshot %dx%d: not blank, verdict on the first screen, %d section headings and the last element "
@@ -634,12 +696,12 @@ def check_report(a, browser, scratch, report, mutated, evidence, Image, ImageCho
 
     if not a.no_controls:
         for name, broken, kind in CONTROLS:
-            found = problems_of(broken(img, geometry, Image), geometry, Image, ImageChops)
+            found = problems_of(broken(pixels, geometry), geometry)
             if not any(k == kind for k, _ in found):
                 fail("control %r: the %r check did not fail; found: %s" % (name, kind, found or "nothing"))
             print("control %r: fails as it must: %s" % (name, next(m for k, m in found if k == kind)))
 
-    check_sensitivity_page(a, browser, scratch, evidence, Image, ImageChops)
+    check_sensitivity_page(a, browser, scratch, evidence, Image)
 
 
 if __name__ == "__main__":

@@ -216,5 +216,46 @@ TEST(FrameworkErrors, EvidenceParamsAreCheckedTheSameWay) {
   EXPECT_THROW(params_from_json(j, "p"), SpecError);
 }
 
+std::string evidence_params_error(const nlohmann::json& j) {
+  try {
+    params_from_json(j, "runs[0].params");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Read back, a key the run's framework never writes would be dropped: two runs differing only in
+// it would compare as equal though the engine applied it in neither.
+TEST(FrameworkErrors, EvidenceParamsRefuseKeysTheirFrameworkNeverWrites) {
+  const nlohmann::json hf = nlohmann::json(params_to_json(framework_defaults(Framework::hf, DecodeMode::sample)));
+  ASSERT_EQ(evidence_params_error(hf), "");
+
+  nlohmann::json j = hf;
+  j["repeat_penalty"] = 1.1;  // llama.cpp's penalty in a Hugging Face run
+  EXPECT_EQ(evidence_params_error(j),
+            "runs[0].params.repeat_penalty: is llama.cpp's control, which a run of framework hf never writes "
+            "(give it only in runs of its framework)");
+
+  nlohmann::json llama = nlohmann::json(params_to_json(framework_defaults(Framework::llama_cpp, DecodeMode::sample)));
+  ASSERT_EQ(evidence_params_error(llama), "");
+  llama["no_repeat_ngram_size"] = 3;
+  EXPECT_NE(evidence_params_error(llama).find("runs[0].params.no_repeat_ngram_size: is Hugging Face's control"),
+            std::string::npos);
+
+  RunParams article;
+  article.sampling.mode = DecodeMode::sample;
+  nlohmann::json a = nlohmann::json(params_to_json(article));
+  ASSERT_EQ(evidence_params_error(a), "");
+  a["min_keep"] = 1;  // even at its off value: an article run writes no control
+  EXPECT_NE(evidence_params_error(a).find("runs[0].params.min_keep: is llama.cpp's control"), std::string::npos);
+
+  nlohmann::json unknown = hf;
+  unknown["top_a"] = 0.5;  // a sampler this version does not know
+  const std::string e = evidence_params_error(unknown);
+  EXPECT_EQ(e.rfind("runs[0].params.top_a: unknown key (this run's params hold: ", 0), 0u) << e;
+  EXPECT_NE(e.find("repetition_penalty"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace genrepro
