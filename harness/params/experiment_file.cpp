@@ -562,9 +562,10 @@ void refuse_keys_the_run_never_writes(const nlohmann::json& j, const RunParams& 
     if (row && row->is_control())
       throw SpecError(where + "." + key + ": is " + owners_of(*row) + " control, which a run of framework " +
                       to_string(p.sampling.framework) + " never writes (give it only in runs of its framework)");
-    std::string known;
-    for (const auto& w : written.items()) known += (known.empty() ? "" : ", ") + w.key();
-    throw SpecError(where + "." + key + ": unknown key" + (row ? " for this run" : "") + " (this run's params hold: " + known + ")");
+    std::vector<std::string> known;
+    for (const auto& w : written.items()) known.push_back(w.key());
+    throw SpecError(where + "." + key + ": unknown key" + (row ? " for this run" : "") + " (this run's params hold: " +
+                    joined(known, ", ") + ")");
   }
 }
 

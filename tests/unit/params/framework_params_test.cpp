@@ -14,13 +14,19 @@
 namespace genrepro {
 namespace {
 
-std::string error_of(const std::string& text) {
+// The SpecError `read` throws, or "" when it reads the input.
+template <class Read>
+std::string spec_error_of(Read&& read) {
   try {
-    parse_experiment(text, "experiments/x.json");
+    read();
   } catch (const SpecError& e) {
     return e.what();
   }
   return "";
+}
+
+std::string error_of(const std::string& text) {
+  return spec_error_of([&] { parse_experiment(text, "experiments/x.json"); });
 }
 
 std::string with_run(const std::string& run) {
@@ -217,12 +223,7 @@ TEST(FrameworkErrors, EvidenceParamsAreCheckedTheSameWay) {
 }
 
 std::string evidence_params_error(const nlohmann::json& j) {
-  try {
-    params_from_json(j, "runs[0].params");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "";
+  return spec_error_of([&] { params_from_json(j, "runs[0].params"); });
 }
 
 // Read back, a key the run's framework never writes would be dropped: two runs differing only in
