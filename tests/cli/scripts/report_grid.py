@@ -460,20 +460,9 @@ def check_framework_labels(a, browser):
           % (len(charts), len(seen)))
 
 
-def loaded_geometry(browser, page):
-    """The geometry GEOMETRY_SCRIPT recorded in `page`, loaded: read off the page itself, not out
-    of its whole outer HTML (this page lists 300 runs, and only the geometry is needed)."""
-    browser._load(page, shot.FIRST_SCREEN)
-    r = browser._call("Runtime.evaluate", {"expression": "(document.getElementById('genrepro-geometry') || {}).textContent",
-                                           "returnByValue": True}, session=True)
-    if not isinstance(r["result"].get("value"), str):
-        fail("the page's geometry script did not run (no #genrepro-geometry in the DOM)")
-    return json.loads(r["result"]["value"])
-
-
 def check_page(a, browser, scratch, out, page, Image):
     measured = shot.with_additions(page, "measured.html", body_end=shot.GEOMETRY_SCRIPT)
-    geometry = loaded_geometry(browser, measured)
+    geometry = shot.geometry_of(browser.dom(measured))
     if geometry["width"] > WIDTH:
         fail("the page is %d px wide in a %d px window" % (geometry["width"], WIDTH))
     headings = geometry["headings"]
@@ -492,9 +481,7 @@ def check_page(a, browser, scratch, out, page, Image):
     if a.keep:
         import shutil
         shutil.copyfile(png, a.keep)
-    # Only the rows down to the lowest axis line (+2: axis_problem reads the row at or above a
-    # line's centre, and a y axis down to its rounded end): the rest of the page is not checked here.
-    pixels = shot.pixels_of(png, Image, rows=max(int(line["y"] + line["h"]) + 2 for c in charts for line in c["axes"]))
+    pixels = shot.pixels_of(png, Image)
     for chart in charts:
         b = chart["box"]
         if b["x"] < 0 or b["x"] + b["w"] > WIDTH + 0.5:

@@ -469,15 +469,12 @@ def heatmap_problems(pixels, geometry):
     return found
 
 
-def pixels_of(png, Image, rows=None):
+def pixels_of(png, Image):
     """The screenshot as an array of RGB pixels (rows x columns x 3), decoded once: every check
     and control reads this array (PIL's convert, copy and array export each cost ~0.15 s on a
-    24-megapixel page, more than the checks themselves). `rows`: only the screenshot's first rows
-    (as many as it has, if fewer), for a test that reads no pixel below them."""
+    24-megapixel page, more than the checks themselves)."""
     import numpy
     with Image.open(png) as img:
-        if rows is not None and rows < img.height:
-            img = img.crop((0, 0, img.width, rows))
         return numpy.asarray(img if img.mode == "RGB" else img.convert("RGB"))
 
 
