@@ -28,6 +28,7 @@
 #include "model/fixture_model.hpp"
 #include "model/model_files.hpp"
 #include "util/sha256.hpp"
+#include "engine/torch_row_math.hpp"
 
 namespace {
 
@@ -76,20 +77,21 @@ void bench_prefill(benchmark::State& state, const Loaded* loaded) {
 void bench_sampler_and_record(benchmark::State& state, const Loaded* loaded) {
   genrepro::set_blas_threads(1);
   genrepro::KvCache cache = loaded->model->make_cache(64);
-  const torch::Tensor logits = loaded->model->forward_cached(cache, kPromptIds).select(0, -1).clone();
+  const std::vector<float> logits = genrepro::logits_row(loaded->model->forward_cached(cache, kPromptIds), -1);
   genrepro::SamplingParams s;
   s.mode = genrepro::DecodeMode::sample;
   s.temperature = 1.0;
   s.top_p = 0.9;
   s.sampler_order = {genrepro::SamplerStage::temperature, genrepro::SamplerStage::top_p};
   s.seed = 42;
-  genrepro::RunChain chain(s, kPromptIds, 50256);
+  const genrepro::StepMath& math = genrepro::torch_step_math();
+  genrepro::RunChain chain(s, kPromptIds, 50256, math.chain());
   const genrepro::TokenText text = [](int64_t id) { return std::to_string(id); };
   int64_t step = 0;
   for (auto _ : state) {
     const genrepro::RunStep chosen = chain.step(logits, step++, /*pick=*/true);
     const genrepro::StepInputs in{logits, chosen.final_probs, chosen.argmax, 1.0, 5};
-    benchmark::DoNotOptimize(genrepro::describe_step(in, chosen.token, text));
+    benchmark::DoNotOptimize(genrepro::describe_step(in, chosen.token, text, math));
   }
 }
 

@@ -5,6 +5,7 @@
 // other work on a shared machine does not count against the model.
 // Run: build/bench/forward_bench [--threads N] [--tiny-only] [google benchmark flags];
 // threads default to 1.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -34,7 +35,10 @@ using genrepro::bench::fixture_dir;
 
 void greedy(genrepro::LogitsSource& source, int64_t new_tokens) {
   std::vector<int64_t> ids = kPromptIds;
-  for (int64_t i = 0; i < new_tokens; ++i) ids.push_back(source.next_logits(ids).argmax().item<int64_t>());
+  for (int64_t i = 0; i < new_tokens; ++i) {
+    const std::vector<float> row = source.next_logits(ids);
+    ids.push_back(static_cast<int64_t>(std::max_element(row.begin(), row.end()) - row.begin()));
+  }
   benchmark::DoNotOptimize(ids.data());
 }
 

@@ -2,7 +2,7 @@
 //   digest/xxh64/<V>        util/xxh64 (the evidence's logits_digest)
 //   digest/sha256/<V>       util/sha256 (OpenSSL's libcrypto, the evidence's file checksums)
 //   digest/fnv1a64/<V>      FNV-1a 64, byte by byte: the simplest 64-bit hash, for scale
-//   logits_row_digest/<V>   the engine's call on a [V] float32 tensor (contiguous: no copy)
+//   logits_row_digest/<V>   the engine's call on a [V] float32 row
 // V = 50,257 (GPT-2: 201,028 bytes) and 1,000. Compare with decode_bench's decode/*/batch:1 (one
 // step's forward pass) and sampler_and_record (the rest of a step's record).
 // Run: build/bench/logits_digest_bench --benchmark_repetitions=5
@@ -65,9 +65,8 @@ void BM_fnv1a64(benchmark::State& state) {
 }
 
 void BM_logits_row_digest(benchmark::State& state) {
-  auto row = logits_row(state.range(0));
-  const torch::Tensor t = torch::from_blob(row.data(), {state.range(0)}, torch::kFloat32).clone();
-  for (auto _ : state) benchmark::DoNotOptimize(genrepro::logits_row_digest(t));
+  const auto row = logits_row(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(genrepro::logits_row_digest(row));
   set_bytes(state, state.range(0));
 }
 

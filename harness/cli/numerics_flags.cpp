@@ -8,7 +8,9 @@ void add_numerics_flags(CLI::App& verb, NumericsFlags& flags) {
   verb.add_option("--numerics", flags.mode,
                   "reference (default: every run's bits as computed alone, today's evidence and goldens) |\n"
                   "tiled (linear layers in fixed tiles the probe proves batch-invariant: faster, bits of\n"
-                  "its own); recorded in the evidence (docs/numerics.md)")
+                  "its own) | strict (genrepro's own kernels, one fixed order of float operations: the same\n"
+                  "bits on every CPU, thread count and batch; no probe, --cpu-kernels not used);\n"
+                  "recorded in the evidence (docs/numerics.md)")
       ->capture_default_str();
   verb.add_option("--batch", flags.batch,
                   "Runs decoded together in one forward pass [default: reference, the largest batch the\n"
@@ -16,11 +18,11 @@ void add_numerics_flags(CLI::App& verb, NumericsFlags& flags) {
   verb.add_flag("--allow-inexact-batch", flags.allow_inexact_batch,
                 "reference: accept a --batch beyond the probe's proof (bits may then differ from a lone\n"
                 "run's; the evidence records it)");
-  add_cpu_kernels_flag(verb, flags.cpu_kernels);
+  add_cpu_kernels_flag(verb, flags.cpu_kernels)->each([&flags](const std::string&) { flags.cpu_kernels_given = true; });
 }
 
-void add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels) {
-  verb.add_option("--cpu-kernels", cpu_kernels,
+CLI::Option* add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels) {
+  return verb.add_option("--cpu-kernels", cpu_kernels,
                   "portable (default: OpenBLAS's Haswell kernels and ATen's AVX2, set before libtorch\n"
                   "loads and read back after: the same bits on every x86-64 CPU with AVX2 and FMA; refused\n"
                   "where the machine or BLAS cannot honour it) | native (the libraries choose by CPU: bits\n"
@@ -37,16 +39,21 @@ CpuKernels cpu_kernels_from(const std::string& text) {
 NumericsRequest numerics_request_from(const NumericsFlags& flags) {
   NumericsRequest r;
   const std::optional<NumericsMode> mode = parse_numerics_mode(flags.mode);
-  if (!mode) throw UsageError("--numerics " + flags.mode + ": allowed: reference, tiled");
+  if (!mode) throw UsageError("--numerics " + flags.mode + ": allowed: reference, tiled, strict");
   r.mode = *mode;
   if (flags.batch && (*flags.batch < 1 || *flags.batch > kMaxBatch))
     throw UsageError("--batch " + std::to_string(*flags.batch) + ": allowed: a whole number from 1 to " +
                      std::to_string(kMaxBatch));
   r.batch = flags.batch;
-  if (flags.allow_inexact_batch && r.mode == NumericsMode::tiled)
-    throw UsageError("--allow-inexact-batch: only for --numerics reference (tiled batches are exact by construction)");
+  if (flags.allow_inexact_batch && r.mode != NumericsMode::reference)
+    throw UsageError("--allow-inexact-batch: only for --numerics reference (" + flags.mode +
+                     " batches are exact by construction)");
   r.allow_inexact_batch = flags.allow_inexact_batch;
   r.cpu_kernels = cpu_kernels_from(flags.cpu_kernels);
+  if (flags.cpu_kernels_given && r.mode == NumericsMode::strict)
+    throw UsageError("--cpu-kernels " + flags.cpu_kernels +
+                     ": not used by --numerics strict (its own kernels give the same bits on every CPU; "
+                     "GENREPRO_STRICT_ISA only chooses their vector code)");
   return r;
 }
 

@@ -16,10 +16,11 @@ struct NumericsFlags {
   std::optional<int64_t> batch;
   bool allow_inexact_batch = false;
   std::string cpu_kernels = "portable";
+  bool cpu_kernels_given = false;  // strict numerics refuse a --cpu-kernels they would not use
 };
 
 void add_numerics_flags(CLI::App& verb, NumericsFlags& flags);
-void add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels);
+CLI::Option* add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels);
 
 // Throws UsageError for anything but portable or native.
 CpuKernels cpu_kernels_from(const std::string& text);

@@ -12,6 +12,7 @@
 
 #include "engine/generation_loop.hpp"
 #include "engine/gpt2_model.hpp"
+#include "strict/strict_gpt2.hpp"
 
 namespace genrepro {
 
@@ -36,5 +37,12 @@ struct BatchSettings {
 void decode_batched(const Gpt2Model& model, const std::vector<DecodeJob>& jobs, const BatchSettings& settings,
                     const std::function<std::optional<size_t>()>& next_job, const TokenText& token_text,
                     const std::function<void(size_t, GenerationResult)>& finished);
+
+// The same in strict numerics (strict/strict_gpt2.hpp): `batch` runs decoded together on `team`'s
+// threads, which also share the runs' sampling. A run's bits do not depend on the batch, the team
+// or the runs beside it, so there is nothing to prove or pin.
+void decode_batched(const strict::StrictGpt2& model, const std::vector<DecodeJob>& jobs, int64_t batch,
+                    strict::ThreadTeam& team, const std::function<std::optional<size_t>()>& next_job,
+                    const TokenText& token_text, const std::function<void(size_t, GenerationResult)>& finished);
 
 }  // namespace genrepro

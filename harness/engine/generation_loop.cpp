@@ -25,10 +25,8 @@ void check_inputs(int64_t context_size, const std::vector<int64_t>& prompt_ids, 
 // Every mode stops on logits that are not all finite: greedy's argmax and the first prediction
 // would otherwise record NaN probabilities that every evidence reader refuses (and argmax of NaN
 // picks id 0), and a sampled run would fail later, in the distribution check, with vaguer words.
-void check_logits_finite(const torch::Tensor& logits, int64_t step) {
-  const torch::Tensor c = logits.contiguous();
-  const float* v = c.data_ptr<float>();
-  for (int64_t i = 0, n = c.numel(); i < n; ++i) {
+void check_logits_finite(const std::vector<float>& v, int64_t step) {
+  for (size_t i = 0; i < v.size(); ++i) {
     if (std::isfinite(v[i])) continue;
     throw NumericsError("step " + std::to_string(step) + ": the model's logits hold " + (std::isnan(v[i]) ? "NaN" : "infinity") +
                         " (token id " + std::to_string(i) + "); the weights or the activations left float32's range; " +
@@ -43,13 +41,14 @@ bool is_greedy(const SamplingParams& s) { return s.mode == DecodeMode::greedy ||
 double table_temperature(const SamplingParams& s) { return s.temperature > 0 ? s.temperature : 1.0; }
 
 GenerationRun::GenerationRun(const std::vector<int64_t>& prompt_ids, const RunParams& params, int64_t eos_token_id,
-                             int64_t context_size, TokenText token_text, TokenObserver on_token)
+                             int64_t context_size, const StepMath& math, TokenText token_text, TokenObserver on_token)
     : params_((check_inputs(context_size, prompt_ids, params), params)),  // checked before the chain is made of them
       eos_token_id_(eos_token_id),
       context_size_(context_size),
+      math_(math),
       token_text_(std::move(token_text)),
       on_token_(std::move(on_token)),
-      chain_(params.sampling, prompt_ids, eos_token_id),
+      chain_(params.sampling, prompt_ids, eos_token_id, math.chain()),
       ids_(prompt_ids),
       start_(std::chrono::steady_clock::now()) {
   result_.prompt_ids = prompt_ids;
@@ -68,8 +67,7 @@ void GenerationRun::check_stop() {
   }
 }
 
-void GenerationRun::advance(const torch::Tensor& model_logits) {
-  const torch::Tensor logits = model_logits.to(torch::kFloat32);
+void GenerationRun::advance(const std::vector<float>& logits) {
   const int64_t step = static_cast<int64_t>(result_.steps.size());
   check_logits_finite(logits, step);
   // The step's logits digest, of the model's whole row before temperature and any filter or
@@ -81,7 +79,7 @@ void GenerationRun::advance(const torch::Tensor& model_logits) {
   // scores = chain(logits); next_id = argmax(scores) | multinomial(softmax(scores)) | llama.cpp's dist
   RunStep chosen = chain_.step(logits, step, /*pick=*/!first_prediction_only);
   const StepInputs in{logits, chosen.final_probs, chosen.argmax, table_temperature(params_.sampling), params_.top_candidates};
-  StepRecord record = describe_step(in, chosen.token, token_text_);
+  StepRecord record = describe_step(in, chosen.token, token_text_, math_);
   record.step = step;
   record.stages = std::move(chosen.stages);
   record.draw = chosen.draw;  // sampled steps only
@@ -116,7 +114,7 @@ GenerationResult GenerationRun::take_result() {
 GenerationResult run_generation(LogitsSource& source, const std::vector<int64_t>& prompt_ids,
                                 const RunParams& params, int64_t eos_token_id, const TokenText& token_text,
                                 const TokenObserver& on_token) {
-  GenerationRun run(prompt_ids, params, eos_token_id, source.context_size(), token_text, on_token);
+  GenerationRun run(prompt_ids, params, eos_token_id, source.context_size(), source.step_math(), token_text, on_token);
   // model -> logits -> sampler chain -> pick -> record -> stop?
   while (!run.finished()) run.advance(source.next_logits(run.ids()));
   return run.take_result();

@@ -35,15 +35,16 @@ class GenerationRun {
   // `params` must already be valid (check_run_params). Stops at EOS (eos_token_id, from the
   // model's config) when params.stop_at_eos, at params.max_new_tokens, or when the sequence
   // fills context_size (context_full). Throws SpecError / UsageError for bad params or prompt.
+  // `math`: the step math of the numerics its logits will have (LogitsSource::step_math()).
   GenerationRun(const std::vector<int64_t>& prompt_ids, const RunParams& params, int64_t eos_token_id,
-                int64_t context_size, TokenText token_text, TokenObserver on_token = {});
+                int64_t context_size, const StepMath& math, TokenText token_text, TokenObserver on_token = {});
 
   // stop? Checked before every step: once true, advance() must not be called again.
   bool finished() const { return finished_; }
   // The sequence so far (prompt + new tokens): the model's input for the next logits.
   const std::vector<int64_t>& ids() const { return ids_; }
   // logits [V] of the token after ids() -> sampler chain -> pick -> record -> stop?
-  void advance(const torch::Tensor& logits);
+  void advance(const std::vector<float>& logits);
   // The run's evidence; call once, when finished().
   GenerationResult take_result();
 
@@ -53,6 +54,7 @@ class GenerationRun {
   RunParams params_;
   int64_t eos_token_id_;
   int64_t context_size_;
+  const StepMath& math_;
   TokenText token_text_;
   TokenObserver on_token_;
   // The run's chain and draw (the article's, Hugging Face's or llama.cpp's preset), seeded once

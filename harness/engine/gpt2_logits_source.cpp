@@ -4,6 +4,7 @@
 
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
+#include "engine/torch_row_math.hpp"
 
 namespace genrepro {
 
@@ -14,11 +15,12 @@ class RecomputeSource : public LogitsSource {
  public:
   RecomputeSource(const Gpt2Model& model, const LinearLayout& layout) : model_(model), layout_(layout) {}
 
-  torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
-    return model_.forward(ids, layout_).select(0, -1).clone();  // [T, V] -> [V]
+  std::vector<float> next_logits(const std::vector<int64_t>& ids) override {
+    return logits_row(model_.forward(ids, layout_), -1);  // [T, V] -> [V]
   }
 
   int64_t context_size() const override { return model_.config().n_positions; }
+  const StepMath& step_math() const override { return torch_step_math(); }
 
  private:
   const Gpt2Model& model_;
@@ -32,9 +34,9 @@ class CachedSource : public LogitsSource {
   CachedSource(const Gpt2Model& model, int64_t reserve_tokens, const LinearLayout& layout)
       : model_(model), reserve_tokens_(reserve_tokens), layout_(layout), cache_(empty_cache()) {}
 
-  torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
-    if (ids == fed_ && last_logits_.defined()) {
-      return last_logits_.clone();  // asked again for the same sequence
+  std::vector<float> next_logits(const std::vector<int64_t>& ids) override {
+    if (ids == fed_ && !last_logits_.empty()) {
+      return last_logits_;  // asked again for the same sequence
     }
     if (!extends_fed(ids)) {
       cache_ = empty_cache();
@@ -43,11 +45,12 @@ class CachedSource : public LogitsSource {
     const std::vector<int64_t> new_ids(ids.begin() + static_cast<std::ptrdiff_t>(fed_.size()), ids.end());
     const torch::Tensor logits = feed(new_ids);   // [N, V]
     fed_ = ids;
-    last_logits_ = logits.select(0, -1).clone();  // [V]
-    return last_logits_.clone();
+    last_logits_ = logits_row(logits, -1);  // [V]
+    return last_logits_;
   }
 
   int64_t context_size() const override { return model_.config().n_positions; }
+  const StepMath& step_math() const override { return torch_step_math(); }
 
  private:
   bool extends_fed(const std::vector<int64_t>& ids) const {
@@ -62,7 +65,7 @@ class CachedSource : public LogitsSource {
     } catch (...) {
       cache_ = empty_cache();
       fed_.clear();
-      last_logits_ = torch::Tensor();
+      last_logits_.clear();
       throw;
     }
   }
@@ -74,7 +77,7 @@ class CachedSource : public LogitsSource {
   LinearLayout layout_;
   KvCache cache_;
   std::vector<int64_t> fed_;   // the ids whose keys/values are in cache_
-  torch::Tensor last_logits_;  // logits [V] after fed_
+  std::vector<float> last_logits_;  // logits [V] after fed_
 };
 
 }  // namespace

@@ -346,4 +346,9 @@ torch::Tensor Gpt2Model::activation(const torch::Tensor& x) const {
   throw std::logic_error("Gpt2Model: unsupported activation_function " + config_.activation_function);
 }
 
+std::vector<float> logits_row(const torch::Tensor& logits, int64_t row) {
+  const torch::Tensor r = logits.select(0, row).to(torch::kFloat32).contiguous();
+  return std::vector<float>(r.data_ptr<float>(), r.data_ptr<float>() + r.numel());
+}
+
 }  // namespace genrepro

@@ -48,6 +48,9 @@ struct LinearOp {
   int64_t in_features() const { return bias.defined() ? weight.size(0) : weight.size(1); }
 };
 
+// Row `row` of logits [N, V] (a negative row counts from the end) as the loop's plain float32 row.
+std::vector<float> logits_row(const torch::Tensor& logits, int64_t row);
+
 class Gpt2Model {
  public:
   // Loads config.json and model.safetensors; tensor names with or without the "transformer."

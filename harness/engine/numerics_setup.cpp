@@ -1,8 +1,10 @@
 #include "engine/numerics_setup.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "engine/run_environment.hpp"
+#include "strict/strict_gpt2.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro {
@@ -56,6 +58,7 @@ NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads
 NumericsSetup choose_numerics(const NumericsRequest& request, const NumericsProbeResult& probe, int threads,
                               int64_t cached_runs) {
   NumericsSetup s;
+  if (request.mode == NumericsMode::strict) throw std::logic_error("choose_numerics: strict runs take choose_strict_numerics");
   s.record.mode = request.mode;
   s.record.kernels = loaded_kernels(request.cpu_kernels);
   OrderedJson& ex = s.record.execution;
@@ -95,6 +98,21 @@ NumericsSetup choose_numerics(const NumericsRequest& request, const NumericsProb
     for (const auto& [name, value] : request.overridden_env) overridden[name] = value;
     ex["cpu_kernels_overrode"] = overridden;
   }
+  return s;
+}
+
+NumericsSetup choose_strict_numerics(const NumericsRequest& request, int threads, int64_t cached_runs,
+                                     const std::string& kernel_isa) {
+  NumericsSetup s;
+  s.record.mode = NumericsMode::strict;
+  s.record.kernel_revision = strict::kStrictKernelRevision;
+  s.workers = std::max(threads, 1);  // recompute runs at once; the batch's forward uses as many threads
+  s.batch.batch = std::min(request.batch.value_or(kStrictDefaultBatch), std::max<int64_t>(cached_runs, 1));
+  OrderedJson& ex = s.record.execution;
+  ex["batch"] = s.batch.batch;
+  ex["threads"] = {{"asked", request.threads_asked ? OrderedJson(*request.threads_asked) : OrderedJson("default")},
+                   {"used", std::max(threads, 1)}};
+  ex["kernel_isa"] = kernel_isa;
   return s;
 }
 

@@ -26,4 +26,11 @@ NumericsProbeLimits probe_limits_for(const NumericsRequest& request, int threads
 NumericsSetup choose_numerics(const NumericsRequest& request, const NumericsProbeResult& probe, int threads,
                               int64_t cached_runs);
 
+// Strict numerics: no probe, nothing pinned. Every cached run decodes in one batch of at most
+// --batch (default kStrictDefaultBatch) on all `threads`; the record names the kernel revision
+// and, as how it ran, the vector code `kernel_isa` the process used.
+inline constexpr int64_t kStrictDefaultBatch = 64;
+NumericsSetup choose_strict_numerics(const NumericsRequest& request, int threads, int64_t cached_runs,
+                                     const std::string& kernel_isa);
+
 }  // namespace genrepro

@@ -1,10 +1,8 @@
 #include "engine/run_chain.hpp"
 
-#include <cstring>
 #include <string>
 #include <utility>
 
-#include "engine/torch_row_math.hpp"
 #include "sampling/presets.hpp"
 #include "util/errors.hpp"
 
@@ -30,35 +28,31 @@ std::optional<DrawRecord> draw_record(const std::optional<sampling::Drawn>& draw
   return DrawRecord{rule, drawn->margin->margin, drawn->margin->runner_up};
 }
 
-torch::Tensor as_tensor(const std::vector<float>& values) {
-  torch::Tensor out = torch::empty({static_cast<int64_t>(values.size())}, torch::kFloat32);
-  if (!values.empty()) std::memcpy(out.data_ptr<float>(), values.data(), values.size() * sizeof(float));
-  return out;
-}
-
 // The distribution the record reads, over the vocabulary in id order.
-torch::Tensor record_distribution(const sampling::Candidates& after, int64_t vocab, bool argmax) {
+std::vector<float> record_distribution(const sampling::Candidates& after, size_t vocab, bool argmax,
+                                       const sampling::RowMath& math) {
   if (argmax) {
     // greedy: softmax of the scores at T = 1 (the argmax was taken on them). The candidates of an
     // argmax preset are the whole vocabulary in id order.
     std::vector<float> scores(after.size);
     for (size_t i = 0; i < after.size; ++i) scores[i] = after.data[i].logit;
-    return as_tensor(torch_row_math().softmax(scores));
+    return math.softmax(scores);
   }
   // Each candidate's p at its id (llama.cpp's stages shrink and reorder the array).
-  torch::Tensor probs = torch::zeros({vocab}, torch::kFloat32);
-  float* p = probs.data_ptr<float>();
-  for (size_t i = 0; i < after.size; ++i) p[after.data[i].id] = after.data[i].p;
+  std::vector<float> probs(vocab, 0.0f);
+  for (size_t i = 0; i < after.size; ++i) probs[static_cast<size_t>(after.data[i].id)] = after.data[i].p;
   return probs;
 }
 
 }  // namespace
 
-RunChain::RunChain(const SamplingParams& s, std::vector<int64_t> history, int64_t eos_token_id)
+RunChain::RunChain(const SamplingParams& s, std::vector<int64_t> history, int64_t eos_token_id,
+                   const sampling::RowMath& math)
     : params_(s),
       eos_token_id_(eos_token_id),
+      math_(math),
       chain_(sampling::make_chain(s, sampling::ChainStart{std::move(history), eos_token_id, -1, /*lists=*/false},
-                                  torch_row_math())),
+                                  math)),
       argmax_(sampling::picks_argmax(s)),
       records_stages_(sampling::records_stages(s)) {}
 
@@ -66,9 +60,8 @@ void RunChain::restart(std::vector<int64_t> history, int64_t prompt_length) {
   chain_.restart(sampling::ChainStart{std::move(history), eos_token_id_, prompt_length, /*lists=*/false});
 }
 
-RunStep RunChain::step(const torch::Tensor& logits, int64_t step_index, bool pick) {
-  const torch::Tensor row = logits.contiguous();
-  const int64_t vocab = row.numel();
+RunStep RunChain::step(const std::vector<float>& logits, int64_t step_index, bool pick) {
+  const int64_t vocab = static_cast<int64_t>(logits.size());
   if (!vocabulary_checked_) {
     check_token_ids(params_.controls, vocab);
     vocabulary_checked_ = true;
@@ -76,7 +69,7 @@ RunStep RunChain::step(const torch::Tensor& logits, int64_t step_index, bool pic
   const std::string where = "step " + std::to_string(step_index) + ": ";
   sampling::ChainStep chosen;
   try {
-    chosen = chain_.step(row.data_ptr<float>(), static_cast<size_t>(vocab), pick);
+    chosen = chain_.step(logits.data(), logits.size(), pick);
   } catch (const sampling::NoDistribution& e) {
     throw NumericsError(where + "the distribution to draw from holds " + e.found +
                         "; the logits or the sampling parameters left float32's range (a temperature near its minimum, " +
@@ -85,7 +78,7 @@ RunStep RunChain::step(const torch::Tensor& logits, int64_t step_index, bool pic
     throw NumericsError(where + e.what());
   }
   RunStep out;
-  out.final_probs = record_distribution(chosen.after, vocab, argmax_);
+  out.final_probs = record_distribution(chosen.after, logits.size(), argmax_, math_);
   out.argmax = argmax_;
   if (chosen.pick) out.token = chosen.pick->token;
   out.draw = draw_record(chosen.pick);

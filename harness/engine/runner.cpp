@@ -20,6 +20,8 @@
 #include "engine/numerics_setup.hpp"
 #include "engine/run_environment.hpp"
 #include "plan/plan_checks.hpp"
+#include "strict/strict_gpt2.hpp"
+#include "strict/thread_team.hpp"
 
 namespace genrepro {
 
@@ -38,6 +40,12 @@ std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& conf
   }
   return "hf-dir";
 }
+
+// The forward the numerics mode runs: libtorch's (reference, tiled) or genrepro's own (strict).
+struct LoadedModel {
+  std::optional<Gpt2Model> torch;
+  std::optional<strict::StrictGpt2> strict;
+};
 
 // Where each finished run goes: its slot, and the caller's hook, one run at a time.
 struct FinishedRuns {
@@ -90,15 +98,59 @@ void execute_cached(const std::vector<size_t>& ks, const Gpt2Model& model, const
   set_blas_threads(1);
 }
 
+// Strict numerics: a recompute run's bits do not depend on the threads its forward uses, so each
+// worker takes whole runs on a team of its own thread.
+void execute_strict_recompute(const std::vector<size_t>& ks, const strict::StrictGpt2& model, int threads,
+                              FinishedRuns& done) {
+  const int64_t eos = model.config().eos_token_id;
+  for_each_index(ks.size(), threads, [&](size_t i) {
+    if (done.stopping()) return;
+    const size_t index = static_cast<size_t>(done.plan.selected[ks[i]]);
+    strict::ThreadTeam team(1);
+    const auto source = make_strict_recompute_source(model, team);
+    GenerationResult result;
+    try {
+      result = run_generation(*source, done.plan.prompt_ids[index], done.plan.runs[index].params, eos, done.token_text);
+    } catch (const NumericsError& e) {
+      throw NumericsError("run " + done.plan.runs[index].id + ": " + e.what());
+    }
+    done.store(ks[i], std::move(result));
+  });
+}
+
+// Strict numerics: the cached runs in one lock-step batch whose forward and sampling share every core.
+void execute_strict_cached(const std::vector<size_t>& ks, const strict::StrictGpt2& model, const NumericsSetup& numerics,
+                           int threads, FinishedRuns& done) {
+  if (ks.empty()) return;
+  std::vector<DecodeJob> jobs;
+  for (size_t k : ks) {
+    const size_t index = static_cast<size_t>(done.plan.selected[k]);
+    jobs.push_back(DecodeJob{&done.plan.prompt_ids[index], &done.plan.runs[index].params, {}, done.plan.runs[index].id});
+  }
+  size_t next = 0;  // one decoder: no other thread hands out jobs
+  const auto next_job = [&]() -> std::optional<size_t> {
+    if (done.stopping() || next >= jobs.size()) return std::nullopt;
+    return next++;
+  };
+  strict::ThreadTeam team(threads);
+  decode_batched(model, jobs, numerics.batch.batch, team, next_job, done.token_text,
+                 [&](size_t j, GenerationResult result) { done.store(ks[j], std::move(result)); });
+}
+
 // Runs the selected runs whose k is in `todo`; each finished one goes to done.store.
-void execute(const std::vector<size_t>& todo, const Gpt2Model& model, const NumericsSetup& numerics, int threads,
+void execute(const std::vector<size_t>& todo, const LoadedModel& model, const NumericsSetup& numerics, int threads,
              FinishedRuns& done, Progress& progress) {
   std::vector<size_t> recompute, cached;
   for (size_t k : todo)
     (done.plan.runs[static_cast<size_t>(done.plan.selected[k])].params.use_cache ? cached : recompute).push_back(k);
   try {
-    execute_recompute(recompute, model, numerics, threads, done);
-    execute_cached(cached, model, numerics, done);
+    if (model.strict) {
+      execute_strict_recompute(recompute, *model.strict, threads, done);
+      execute_strict_cached(cached, *model.strict, numerics, threads, done);
+    } else {
+      execute_recompute(recompute, *model.torch, numerics, threads, done);
+      execute_cached(cached, *model.torch, numerics, done);
+    }
   } catch (...) {
     set_blas_threads(1);
     progress.finish();  // end the progress line before the error is printed
@@ -135,8 +187,8 @@ namespace {
 struct LoadedExperiments {
   Gpt2Tokenizer tokenizer;
   RunPlan plan;
-  Gpt2Model model;
-  NumericsProbeResult probe;
+  LoadedModel model;
+  NumericsProbeResult probe;  // reference and tiled only
   Evidence header;  // everything but the runs (and the numerics block, which depends on the pass)
 };
 
@@ -152,13 +204,18 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   check_evidence_size(plan);
   // The weights are checked (and loaded) before anything is said on stderr, so that a broken
   // model.safetensors gives one error line, like every other bad input.
-  Gpt2Model model = Gpt2Model::load(o.model, tokenizer.vocab_size());
+  LoadedModel model;
+  if (o.numerics.mode == NumericsMode::strict) model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size()));
+  else model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();
-  // Measured before anything runs: a --batch it does not prove is refused now, not after a pass.
-  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads, cached_run_count(plan)));
-  choose_numerics(o.numerics, probe, o.threads, cached_run_count(plan));
+  NumericsProbeResult probe;
+  if (model.torch) {
+    // Measured before anything runs: a --batch it does not prove is refused now, not after a pass.
+    probe = probe_numerics(*model.torch, probe_limits_for(o.numerics, o.threads, cached_run_count(plan)));
+    choose_numerics(o.numerics, probe, o.threads, cached_run_count(plan));
+  }
   Evidence header;
   header.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
   header.created_utc = utc_timestamp_now();
@@ -211,7 +268,9 @@ Evidence run_plan(const RunnerOptions& o, const LoadedExperiments& loaded, const
                   const PassSettings& pass) {
   const Gpt2Tokenizer& tokenizer = loaded.tokenizer;
   Evidence e = loaded.header;
-  const NumericsSetup numerics = choose_numerics(pass.numerics, loaded.probe, pass.threads, cached_run_count(plan));
+  const NumericsSetup numerics =
+      loaded.model.strict ? choose_strict_numerics(pass.numerics, pass.threads, cached_run_count(plan), loaded.model.strict->kernel_isa())
+                          : choose_numerics(pass.numerics, loaded.probe, pass.threads, cached_run_count(plan));
   e.numerics = numerics.record;
   std::vector<std::optional<RunRecord>> records(plan.selected.size());
   if (o.resume) place_resumed(plan, o.resume(e), records);

@@ -37,10 +37,38 @@ class TorchRowMath final : public sampling::RowMath {
   std::vector<float> cumsum(const std::vector<float>& x) const override { return to_vector(as_row(x).cumsum(-1)); }
 };
 
+// A [V] view of a logits row: the shape the loop's torch code gave the record's ops.
+torch::Tensor as_vector(const std::vector<float>& x) {
+  return torch::from_blob(const_cast<float*>(x.data()), {static_cast<int64_t>(x.size())}, torch::kFloat32);
+}
+
+class TorchStepMath final : public StepMath {
+ public:
+  const sampling::RowMath& chain() const override { return torch_row_math(); }
+  std::vector<float> softmax_at(const std::vector<float>& logits, double temperature) const override {
+    const torch::Tensor row = as_vector(logits);
+    return to_vector(temperature == 1 ? torch::softmax(row, 0) : torch::softmax(row / temperature, 0));
+  }
+  std::vector<int64_t> best_ids(const std::vector<float>& logits, int64_t k) const override {
+    const torch::Tensor ids = std::get<1>(torch::topk(as_vector(logits), k)).contiguous();
+    return std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  }
+  double entropy(const std::vector<double>& positive) const override {
+    const torch::Tensor p =
+        torch::from_blob(const_cast<double*>(positive.data()), {static_cast<int64_t>(positive.size())}, torch::kFloat64);
+    return -(p * p.log()).sum().item<double>();
+  }
+};
+
 }  // namespace
 
 const sampling::RowMath& torch_row_math() {
   static const TorchRowMath math;
+  return math;
+}
+
+const StepMath& torch_step_math() {
+  static const TorchStepMath math;
   return math;
 }
 

@@ -327,12 +327,17 @@ std::optional<NumericsRecord> numerics_from_json(const Fields& f, const OrderedJ
   const std::string mode = f.string(block, "numerics", "mode");
   const std::optional<NumericsMode> parsed = parse_numerics_mode(mode);
   if (!parsed)
-    throw EvidenceError(f.file() + ": numerics.mode: \"" + mode + "\" is not a numerics mode; allowed: reference, tiled");
+    throw EvidenceError(f.file() + ": numerics.mode: \"" + mode + "\" is not a numerics mode; allowed: reference, tiled, strict");
   n.mode = *parsed;
   if (n.mode == NumericsMode::tiled) {
     n.tile = f.small_integer(block, "numerics", "tile");
     if (n.tile < 1)
       throw EvidenceError(f.file() + ": numerics.tile: " + std::to_string(n.tile) + "; allowed: a whole number >= 1");
+  }
+  if (n.mode == NumericsMode::strict) {
+    n.kernel_revision = f.string(block, "numerics", "kernel_revision");
+    if (n.kernel_revision.empty())
+      throw EvidenceError(f.file() + ": numerics.kernel_revision: \"\"; allowed: the name of the strict kernels' operation order, e.g. \"strict-1\"");
   }
   if (block.contains("inexact_batch")) n.inexact_batch = f.boolean(block, "numerics", "inexact_batch");
   if (block.contains("cpu_kernels")) {

@@ -6,6 +6,7 @@ const char* to_string(NumericsMode mode) {
   switch (mode) {
     case NumericsMode::reference: return "reference";
     case NumericsMode::tiled: return "tiled";
+    case NumericsMode::strict: return "strict";
   }
   return "reference";
 }
@@ -13,6 +14,7 @@ const char* to_string(NumericsMode mode) {
 std::optional<NumericsMode> parse_numerics_mode(const std::string& text) {
   if (text == "reference") return NumericsMode::reference;
   if (text == "tiled") return NumericsMode::tiled;
+  if (text == "strict") return NumericsMode::strict;
   return std::nullopt;
 }
 
@@ -29,6 +31,7 @@ std::optional<CpuKernels> parse_cpu_kernels(const std::string& text) {
 OrderedJson numerics_identity_json(const NumericsRecord& n) {
   OrderedJson j = {{"mode", to_string(n.mode)}};
   if (n.mode == NumericsMode::tiled) j["tile"] = n.tile;
+  if (n.mode == NumericsMode::strict) j["kernel_revision"] = n.kernel_revision;
   if (n.inexact_batch) j["inexact_batch"] = true;
   if (n.kernels)
     j["cpu_kernels"] = {{"setting", to_string(n.kernels->setting)},

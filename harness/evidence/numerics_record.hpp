@@ -1,10 +1,13 @@
 #pragma once
-// The numerics a run's arithmetic used (docs/numerics.md), as evidence records it. Two modes, each
-// batch-invariant: `reference` gives every run the bits it gets computed alone on the one-row path
-// (batching only in layouts the start-up probe proved identical), `tiled` multiplies every linear
-// layer in fixed tiles of T rows, so a run's bits never depend on its batch but differ from
-// reference's in the last place. Only the mode and T decide the bits; everything else about how
-// a run executed (batch, workers, BLAS threads, the probe's findings) is recorded, never compared.
+// The numerics a run's arithmetic used (docs/numerics.md), as evidence records it. Three modes, each
+// batch-invariant: `reference` gives every run the bits it gets computed alone on libtorch's
+// one-row path (batching only in layouts the start-up probe proved identical), `tiled` multiplies
+// every linear layer in fixed tiles of T rows, so a run's bits never depend on its batch but
+// differ from reference's in the last place, and `strict` computes the whole forward and the
+// sampling in genrepro's own kernels (strict/strict_gpt2.hpp), one fixed order of IEEE operations
+// per output, so its bits depend on nothing but the kernel revision. Only the mode, T, the kernel
+// revision and (reference, tiled) the CPU kernels decide the bits; everything else about how a run
+// executed (batch, workers, threads, the probe's findings) is recorded, never compared.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,10 +19,10 @@
 
 namespace genrepro {
 
-enum class NumericsMode { reference, tiled };
+enum class NumericsMode { reference, tiled, strict };
 
 const char* to_string(NumericsMode mode);
-// "reference" | "tiled"; std::nullopt for anything else.
+// "reference" | "tiled" | "strict"; std::nullopt for anything else.
 std::optional<NumericsMode> parse_numerics_mode(const std::string& text);
 
 // Which CPU kernels the BLAS and ATen use (docs/numerics.md, "CPU kernels"). OpenBLAS and ATen
@@ -46,17 +49,19 @@ struct KernelRecord {
 struct NumericsRecord {
   NumericsMode mode = NumericsMode::reference;
   int64_t tile = 0;        // tiled: rows per GEMM; 0 in reference
+  std::string kernel_revision;  // strict: the operation order's name (kStrictKernelRevision); else empty
   // reference with a batch beyond the probe's proof (--allow-inexact-batch): bits may differ
   // from a lone run's, so this is part of what the numerics are
   bool inexact_batch = false;
-  std::optional<KernelRecord> kernels;  // absent in evidence from before --cpu-kernels
+  std::optional<KernelRecord> kernels;  // absent in evidence from before --cpu-kernels, and in strict
   OrderedJson execution = OrderedJson::object();  // how it ran; volatile (never compared)
 };
 
 OrderedJson numerics_to_json(const NumericsRecord& n);
 
-// What decides the bits, for diff and merge: {"mode": ..., "tile": ..., "cpu_kernels": {...}}
-// (tile only when tiled, cpu_kernels only when recorded).
+// What decides the bits, for diff and merge: {"mode": ..., "tile": ..., "kernel_revision": ...,
+// "cpu_kernels": {...}} (tile only when tiled, kernel_revision only when strict, cpu_kernels only
+// when recorded).
 OrderedJson numerics_identity_json(const NumericsRecord& n);
 
 }  // namespace genrepro

@@ -2,13 +2,15 @@
 // bad values are one line and exit 2 before anything runs; a batch the probe did not prove is
 // refused unless allowed; --check-equivalence compares batched runs with the same runs alone;
 // generate's path line, its context limit (exit 2, as in experiment files), and --stream, whose
-// text is the non-streaming output byte for byte.
+// text is the non-streaming output byte for byte. Strict numerics: the flags they would ignore
+// are refused, and their bytes hold across threads, batch and vector code.
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cli_inprocess/cli_case.hpp"
+#include "support/env_guard.hpp"
 
 namespace genrepro::test {
 namespace {
@@ -24,7 +26,7 @@ std::vector<std::string> gen(std::vector<std::string> extra) {
 
 const std::vector<CliCase> kCases = {
     {"numerics_unknown", {"run", kGrid, "--numerics", "fast", "--out", "{scratch}/e.json"}, 2, "",
-     R"re(--numerics fast: allowed: reference, tiled)re", Stderr::one_line},
+     R"re(--numerics fast: allowed: reference, tiled, strict)re", Stderr::one_line},
     {"batch_zero", {"run", kGrid, "--batch", "0", "--out", "{scratch}/e.json"}, 2, "",
      R"re(--batch 0: allowed: a whole number from 1 to 256)re", Stderr::one_line},
     {"inexact_with_tiled", {"run", kGrid, "--numerics", "tiled", "--allow-inexact-batch", "--out", "{scratch}/e.json"}, 2,
@@ -33,8 +35,21 @@ const std::vector<CliCase> kCases = {
     // it); 200 rows are far beyond any proof, so the run is refused before the first token.
     {"batch_beyond_proof", {"run", kGrid, "--model", tiny_model(), "--batch", "200", "--out", "{scratch}/e.json"}, 2, "",
      R"re(--batch 200: the numerics probe proved at most [0-9]+ rows keep the reference bits .*--allow-inexact-batch)re"},
-    {"generate_numerics_unknown", gen({"--numerics", "exact"}), 2, "", R"re(--numerics exact: allowed: reference, tiled)re",
+    {"generate_numerics_unknown", gen({"--numerics", "exact"}), 2, "", R"re(--numerics exact: allowed: reference, tiled, strict)re",
      Stderr::one_line},
+    {"inexact_with_strict", {"run", kGrid, "--numerics", "strict", "--allow-inexact-batch", "--out", "{scratch}/e.json"}, 2,
+     "", R"re(--allow-inexact-batch: only for --numerics reference \(strict batches are exact by construction\))re",
+     Stderr::one_line},
+    {"cpu_kernels_with_strict", {"run", kGrid, "--numerics", "strict", "--cpu-kernels", "native", "--out", "{scratch}/e.json"},
+     2, "", R"re(--cpu-kernels native: not used by --numerics strict .*GENREPRO_STRICT_ISA)re", Stderr::one_line},
+    {"generate_cpu_kernels_with_strict", gen({"--numerics", "strict", "--cpu-kernels", "portable"}), 2, "",
+     R"re(--cpu-kernels portable: not used by --numerics strict)re", Stderr::one_line},
+    {"generate_strict_path_line", gen({"--numerics", "strict"}), 0, "",
+     R"re(numerics strict \(strict-1, (plain|avx2|avx512|neon)\) on [0-9]+ threads?)re"},
+    {"run_strict_line",
+     {"run", source_path("experiments/article/greedy.json"), "--model", tiny_model(), "--numerics", "strict", "--out",
+      "{scratch}/e.json"},
+     0, "", R"re(numerics strict \(strict-1\))re"},
     {"generate_threads_bound", gen({"--threads", "100000"}), 2, "", R"re(--threads 100000: allowed: a whole number from 1 to 256)re",
      Stderr::one_line},
     {"generate_beyond_context",
@@ -67,6 +82,51 @@ TEST(GenerateNumerics, TiledAndReferenceBothRunAndSayWhichTheyUsed) {
   EXPECT_NE(tiled.err.find("numerics tiled (tile "), std::string::npos) << tiled.err;
   // A tiled lone run pads its tile as any batch would: the same ids with --batch 1 and 5.
   EXPECT_EQ(genrepro(gen({"--numerics", "tiled", "--ids", "--batch", "5"})).out, tiled.out);
+}
+
+TEST(StrictNumerics, GenerateGivesTheSameIdsOnAnyThreadsAndVectorCode) {
+  const CliResult base = genrepro(gen({"--numerics", "strict", "--ids"}));
+  ASSERT_EQ(base.exit, 0) << base.err;
+  EXPECT_FALSE(base.out.empty());
+  EXPECT_EQ(genrepro(gen({"--numerics", "strict", "--ids", "--threads", "1"})).out, base.out);
+  EXPECT_EQ(genrepro(gen({"--numerics", "strict", "--ids", "--no-cache", "--threads", "2"})).out, base.out);
+  CliResult plain;
+  {
+    const EnvGuard isa("GENREPRO_STRICT_ISA", "plain");
+    plain = genrepro(gen({"--numerics", "strict", "--ids"}));
+  }
+  ASSERT_EQ(plain.exit, 0) << plain.err;
+  EXPECT_NE(plain.err.find("numerics strict (strict-1, plain)"), std::string::npos) << plain.err;
+  EXPECT_EQ(plain.out, base.out);
+}
+
+TEST(StrictNumerics, AnUnknownVectorCodeIsOneLineNamingTheVariable) {
+  const EnvGuard isa("GENREPRO_STRICT_ISA", "sse9");
+  const CliResult r = genrepro(gen({"--numerics", "strict", "--ids"}));
+  EXPECT_EQ(r.exit, 2);
+  EXPECT_NE(r.err.find("GENREPRO_STRICT_ISA"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sse9"), std::string::npos) << r.err;
+}
+
+// The 60-run grid (cached: one batch on every thread) and the article's greedy run (recompute),
+// then the same one run at a time on one thread: the same evidence, logits digests included.
+TEST(StrictNumerics, RunEvidenceIsTheSameBatchedAndAloneOnOneThread) {
+  ScratchDir scratch;
+  const std::string batched = (scratch.path() / "batched.json").string();
+  const std::string alone = (scratch.path() / "alone.json").string();
+  const std::vector<std::string> common = {"run", kGrid, source_path("experiments/article/greedy.json"), "--model",
+                                           tiny_model(), "--numerics", "strict"};
+  std::vector<std::string> a = common, b = common;
+  a.insert(a.end(), {"--out", batched});
+  b.insert(b.end(), {"--threads", "1", "--batch", "1", "--out", alone});
+  const CliResult ra = genrepro(a);
+  ASSERT_EQ(ra.exit, 0) << ra.err;
+  const CliResult rb = genrepro(b);
+  ASSERT_EQ(rb.exit, 0) << rb.err;
+  const CliResult d = genrepro({"diff", batched, alone});
+  EXPECT_EQ(d.exit, 0) << d.out;
+  EXPECT_NE(d.out.find("61 runs compared, 61 agree, 0 differ"), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.find("not bit-identical"), std::string::npos) << d.out;
 }
 
 }  // namespace

@@ -15,6 +15,8 @@
 #include "engine/numerics_probe.hpp"
 #include "engine/numerics_setup.hpp"
 #include "engine/run_environment.hpp"
+#include "strict/strict_gpt2.hpp"
+#include "strict/thread_team.hpp"
 #include "model/model_files.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "util/errors.hpp"
@@ -126,10 +128,46 @@ std::string path_line(const GenerateRequest& o, const NumericsSetup& numerics) {
   return line;
 }
 
+// Libtorch's forward, the numerics probe, then run's paths (generate_one).
+GenerationResult generate_with_torch(const GenerateRequest& o, const ModelFiles& files, const Gpt2Tokenizer& tokenizer,
+                                     const std::vector<int64_t>& prompt_ids, const TokenObserver& on_token, Console& io) {
+  const Gpt2Model model = Gpt2Model::load(files, tokenizer.vocab_size());
+  // Said once the files have loaded: a broken model's error (which names the file) stays the
+  // only line on stderr.
+  io.err << files.source_note << "\n";
+  prepare_runtime_for_runs();
+  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads, 1));
+  const NumericsSetup numerics = choose_numerics(o.numerics, probe, o.threads, 1);
+  io.err << path_line(o, numerics) << "\n";
+  return generate_one(model, tokenizer, prompt_ids, o, numerics, on_token);
+}
+
+// genrepro's own forward: the cache or the recompute loop give a run the bits run's batches give
+// it, so one source serves, on every thread.
+GenerationResult generate_strict(const GenerateRequest& o, const ModelFiles& files, const Gpt2Tokenizer& tokenizer,
+                                 const std::vector<int64_t>& prompt_ids, const TokenObserver& on_token, Console& io) {
+  const strict::StrictGpt2 model = strict::StrictGpt2::load(files, tokenizer.vocab_size());
+  io.err << files.source_note << "\n";
+  prepare_runtime_for_runs();
+  strict::ThreadTeam team(o.threads);
+  io.err << (o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
+                                : "path: recompute, the article's use_cache=False loop (--no-cache)")
+         << "; numerics strict (" << strict::kStrictKernelRevision << ", " << model.kernel_isa() << ") on " << o.threads
+         << (o.threads == 1 ? " thread" : " threads") << "\n";
+  const int64_t reserve = std::min<int64_t>(static_cast<int64_t>(prompt_ids.size()) + o.params.max_new_tokens,
+                                            model.config().n_positions);
+  const auto source = o.params.use_cache ? make_strict_cached_source(model, team, reserve)
+                                         : make_strict_recompute_source(model, team);
+  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+  return run_generation(*source, prompt_ids, o.params, model.config().eos_token_id, token_text, on_token);
+}
+
 }  // namespace
 
 int generate_text(const GenerateRequest& o, Console& io) {
-  loaded_kernels(o.numerics.cpu_kernels);  // refused before the model loads (and again in the record)
+  const bool strict_numerics = o.numerics.mode == NumericsMode::strict;
+  // refused before the model loads (and again in the record); strict numerics use no BLAS nor ATen kernel
+  if (!strict_numerics) loaded_kernels(o.numerics.cpu_kernels);
   const RunParams& params = o.params;
   const ModelFiles files = resolve_chosen_model(o.model);
 
@@ -140,21 +178,13 @@ int generate_text(const GenerateRequest& o, Console& io) {
     throw UsageError("--prompt is empty; allowed: text that encodes to at least 1 token");
   check_fits_context(prompt_ids, params, read_gpt2_config(files.config), files.config);
 
-  const Gpt2Model model = Gpt2Model::load(files, tokenizer.vocab_size());
-  // Said once the files have loaded: a broken model's error (which names the file) stays the
-  // only line on stderr.
-  io.err << files.source_note << "\n";
-  prepare_runtime_for_runs();
-  const NumericsProbeResult probe = probe_numerics(model, probe_limits_for(o.numerics, o.threads, 1));
-  const NumericsSetup numerics = choose_numerics(o.numerics, probe, o.threads, 1);
-  io.err << path_line(o, numerics) << "\n";
-
   std::optional<TextStream> stream;
   if (o.stream) stream.emplace(tokenizer, prompt_ids, io.out);
   const TokenObserver on_token = [&](int64_t id) {
     if (stream) stream->add(id);
   };
-  const GenerationResult result = generate_one(model, tokenizer, prompt_ids, o, numerics, on_token);
+  const GenerationResult result = strict_numerics ? generate_strict(o, files, tokenizer, prompt_ids, on_token, io)
+                                                  : generate_with_torch(o, files, tokenizer, prompt_ids, on_token, io);
 
   if (stream) {
     stream->finish();

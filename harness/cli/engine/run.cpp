@@ -10,6 +10,7 @@
 #include "cli/interrupt.hpp"
 #include "engine/run_environment.hpp"
 #include "engine/runner.hpp"
+#include "strict/strict_gpt2.hpp"
 #include "evidence/checkpoint.hpp"
 #include "compare/diff_format.hpp"
 #include "evidence/evidence.hpp"
@@ -146,7 +147,8 @@ void write_evidence_keeping_checkpoint(const RunRequest& o, const Evidence& evid
 }  // namespace
 
 int run_experiments(const RunRequest& o, Console& io) {
-  loaded_kernels(o.numerics.cpu_kernels);  // refused before the model loads (and again in the record)
+  // refused before the model loads (and again in the record); strict numerics use no BLAS nor ATen kernel
+  if (o.numerics.mode != NumericsMode::strict) loaded_kernels(o.numerics.cpu_kernels);
   RunnerOptions runner;
   runner.experiments = o.experiments;
   runner.shard = o.shard;
@@ -161,7 +163,9 @@ int run_experiments(const RunRequest& o, Console& io) {
     io.err << "running " << plan.selected.size() << " of " << plan.runs.size() << " runs";
     if (runner.shard.count > 1) io.err << " (shard " << o.shard_text << ")";
     io.err << " on " << o.threads << (o.threads == 1 ? " thread" : " threads") << ", numerics "
-           << to_string(o.numerics.mode) << ", cpu kernels " << to_string(o.numerics.cpu_kernels) << "\n";
+           << to_string(o.numerics.mode);
+    if (o.numerics.mode == NumericsMode::strict) io.err << " (" << strict::kStrictKernelRevision << ")\n";
+    else io.err << ", cpu kernels " << to_string(o.numerics.cpu_kernels) << "\n";
   };
   if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance, o.json, io);
   const auto start = std::chrono::steady_clock::now();

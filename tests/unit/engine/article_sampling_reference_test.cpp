@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/run_chain.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro {
 namespace {
@@ -64,10 +65,10 @@ TEST(ArticleSamplingReference, SamePicksAsTheArticlesPyTorchCodeOnFixedLogits) {
     const auto expected = c.at("picks").get<std::vector<int64_t>>();
     for (Rng rng : kRngs) {
       s.rng = rng;
-      RunChain chain(s, {}, -1);  // one generator per case, as the article's rng
+      RunChain chain = test::torch_run_chain(s, {}, -1);  // one generator per case, as the article's rng
       std::vector<int64_t> picks;
       for (int r = 0; r < rounds; ++r)
-        for (const auto& logits : vectors) picks.push_back(*chain.step(logits, static_cast<int64_t>(picks.size()), true).token);
+        for (const auto& logits : vectors) picks.push_back(*chain.step(test::row_of(logits), static_cast<int64_t>(picks.size()), true).token);
       EXPECT_EQ(picks, expected) << "T " << s.temperature << " p " << s.top_p << " seed " << s.seed
                                  << " rng " << to_string(rng);
       compared += static_cast<int64_t>(picks.size());

@@ -22,6 +22,7 @@
 #include "params/portable_rng.hpp"
 #include "sampling/llama_cpp_chain.hpp"
 #include "support/torch_chains/token_picker.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro {
 namespace {
@@ -132,7 +133,7 @@ TEST(DrawMargin, OneDrawableTokenRecordsNoMargin) {
   const float minus_inf = -std::numeric_limits<float>::infinity();
   for (Rng rng : {Rng::torch, Rng::portable}) {
     s.rng = rng;
-    const RunStep got = RunChain(s, {}, -1).step(torch::tensor({minus_inf, minus_inf, 1.0f}), 0, true);
+    const RunStep got = test::torch_run_chain(s, {}, -1).step(test::row_of(torch::tensor({minus_inf, minus_inf, 1.0f})), 0, true);
     EXPECT_EQ(*got.token, 2);
     EXPECT_FALSE(got.draw.has_value());
   }
@@ -145,18 +146,18 @@ TEST(DrawMargin, HuggingFaceSamplingRecordsTheRaceAndGreedyNothing) {
   s.seed = 3;
   const std::vector<int64_t> ids = {1, 2};
   const torch::Tensor logits = torch::tensor({2.0f, 2.001f, -1.0f, 0.5f});
-  const RunStep step = RunChain(s, ids, 0).step(logits, 0, true);
+  const RunStep step = test::torch_run_chain(s, ids, 0).step(test::row_of(logits), 0, true);
   ASSERT_TRUE(step.draw.has_value());
   EXPECT_EQ(step.draw->rule, DrawRule::exponential_race);
   EXPECT_NE(step.draw->runner_up, *step.token);
   // the same race on the same probabilities from a generator seeded alike
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
-  const TorchRace expected = torch_race(step.final_probs, gen);
+  const TorchRace expected = torch_race(test::tensor_of(step.final_probs), gen);
   EXPECT_EQ(*step.token, expected.winner);
   EXPECT_EQ(step.draw->runner_up, expected.runner_up);
   EXPECT_NEAR(step.draw->margin, expected.margin, 1e-12);
   s.mode = DecodeMode::greedy;
-  EXPECT_FALSE(RunChain(s, ids, 0).step(logits, 0, true).draw.has_value());
+  EXPECT_FALSE(test::torch_run_chain(s, ids, 0).step(test::row_of(logits), 0, true).draw.has_value());
 }
 
 // llama.cpp's dist by hand: u from its own engine, the intervals of the running sum.
@@ -201,14 +202,14 @@ TEST(DrawMargin, LlamaCppSamplerRecordsInverseCdfAtEveryDraw) {
   s.mode = DecodeMode::sample;
   s.seed = 9;
   const std::vector<int64_t> ids = {1, 2};
-  RunChain sampler(s, ids, 0);  // no token accepted: the same history at every step
+  RunChain sampler = test::torch_run_chain(s, ids, 0);  // no token accepted: the same history at every step
   for (int k = 0; k < 10; ++k) {
-    const RunStep step = sampler.step(torch::tensor({1.0f, 1.2f, 0.3f, -2.0f, 0.9f}), k, true);
+    const RunStep step = sampler.step(test::row_of(torch::tensor({1.0f, 1.2f, 0.3f, -2.0f, 0.9f})), k, true);
     ASSERT_TRUE(step.draw.has_value());
     EXPECT_EQ(step.draw->rule, DrawRule::inverse_cdf);
     EXPECT_NE(step.draw->runner_up, *step.token);
     EXPECT_GE(step.draw->margin, 0);
-    EXPECT_LE(step.draw->margin, step.final_probs[*step.token].item<float>() + 1e-7);
+    EXPECT_LE(step.draw->margin, step.final_probs[static_cast<size_t>(*step.token)] + 1e-7);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "model/model_files.hpp"
 #include "params/framework_params.hpp"
 #include "util/errors.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro {
 namespace {
@@ -55,16 +56,16 @@ TEST(FrameworkWorkedExample, TheSameValuesKeepOneTokenInHuggingFaceAndTwoInLlama
   // Hugging Face: T first ([6, 4, 4, 2, 0]); top-k keeps both 4s (ties with the k-th): 3;
   // top-p 0.9 keeps them (the two 0.1065s are above 1 - 0.9 cumulated); min-p on probabilities
   // after temperature: 0.2 * 0.787 = 0.157 > 0.1065: 1 token.
-  const RunStep a = RunChain(framework_params(Framework::hf, 0.5, 2, 0.9, 0.2), ids, -1).step(logits, 0, true);
+  const RunStep a = test::torch_run_chain(framework_params(Framework::hf, 0.5, 2, 0.9, 0.2), ids, -1).step(test::row_of(logits), 0, true);
   EXPECT_EQ(kept_of(a), (std::vector<std::pair<std::string, int64_t>>{{"temperature", 5}, {"top_k", 3}, {"top_p", 3}, {"min_p", 1}}));
-  EXPECT_EQ(positive_count(a.final_probs), 1);
+  EXPECT_EQ(positive_count(test::tensor_of(a.final_probs)), 1);
   EXPECT_EQ(*a.token, 0);
   // llama.cpp: top-k keeps exactly 2 ([3, 2]); top-p on those: 0.731 < 0.9, so both; min-p in
   // logit space: 2 >= 3 + ln 0.2 = 1.39, both; then T: 2 tokens, 0.881 / 0.119.
-  const RunStep b = RunChain(framework_params(Framework::llama_cpp, 0.5, 2, 0.9, 0.2), ids, -1).step(logits, 0, true);
+  const RunStep b = test::torch_run_chain(framework_params(Framework::llama_cpp, 0.5, 2, 0.9, 0.2), ids, -1).step(test::row_of(logits), 0, true);
   EXPECT_EQ(kept_of(b), (std::vector<std::pair<std::string, int64_t>>{{"top_k", 2}, {"top_p", 2}, {"min_p", 2}, {"temperature", 2}}));
-  EXPECT_EQ(positive_count(b.final_probs), 2);
-  EXPECT_NEAR(b.final_probs[0].item<float>(), 0.8808, 1e-4);
+  EXPECT_EQ(positive_count(test::tensor_of(b.final_probs)), 2);
+  EXPECT_NEAR(b.final_probs[0], 0.8808, 1e-4);
 }
 
 TEST(FrameworkWorkedExample, RepetitionPenaltiesByTheirOwnRules) {
@@ -118,7 +119,7 @@ TEST(RunChain, AllMaskedIsANumericsErrorNamingTheStage) {
   s.controls.suppress_tokens = {0, 1, 2};
   const std::vector<int64_t> ids = {0};
   try {
-    RunChain(s, ids, -1).step(torch::tensor({1.0f, 2.0f, 3.0f}), 0, true);
+    test::torch_run_chain(s, ids, -1).step(test::row_of(torch::tensor({1.0f, 2.0f, 3.0f})), 0, true);
     FAIL() << "no error";
   } catch (const NumericsError& e) {
     EXPECT_NE(std::string(e.what()).find("step 0: no token is left to pick after the suppress_tokens stage"), std::string::npos) << e.what();

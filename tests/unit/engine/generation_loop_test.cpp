@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "util/errors.hpp"
+#include "engine/torch_row_math.hpp"
 
 namespace genrepro {
 namespace {
@@ -20,12 +21,13 @@ class FakeSource : public LogitsSource {
  public:
   using Fn = std::function<std::vector<float>(const std::vector<int64_t>&)>;
   FakeSource(Fn fn, int64_t context) : fn_(std::move(fn)), context_(context) {}
-  torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
+  std::vector<float> next_logits(const std::vector<int64_t>& ids) override {
     longest_fed = std::max<int64_t>(longest_fed, static_cast<int64_t>(ids.size()));
     ++calls;
-    return torch::tensor(fn_(ids), torch::kFloat32);
+    return fn_(ids);
   }
   int64_t context_size() const override { return context_; }
+  const StepMath& step_math() const override { return torch_step_math(); }
   int64_t longest_fed = 0;
   int calls = 0;
 

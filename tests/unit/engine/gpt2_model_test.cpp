@@ -24,6 +24,7 @@
 #include "engine/gpt2_model.hpp"
 #include "engine/logits_source.hpp"
 #include "engine/torch_runtime.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro {
 namespace {
@@ -159,7 +160,7 @@ double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
 std::vector<int64_t> greedy(LogitsSource& source, std::vector<int64_t> ids, int steps) {
   std::vector<int64_t> out;
   for (int s = 0; s < steps; ++s) {
-    const int64_t next = source.next_logits(ids).argmax().item<int64_t>();
+    const int64_t next = test::tensor_of(source.next_logits(ids)).argmax().item<int64_t>();
     ids.push_back(next);
     out.push_back(next);
   }
@@ -201,8 +202,8 @@ TEST(Gpt2ModelGreedy, CachedMatchesRecomputeAtEveryStep) {
   std::vector<int64_t> ids = kPromptIds;
   double worst = 0;
   for (int step = 0; step < kGreedySteps; ++step) {
-    const torch::Tensor a = recompute->next_logits(ids);
-    const torch::Tensor b = cached->next_logits(ids);
+    const torch::Tensor a = test::tensor_of(recompute->next_logits(ids));
+    const torch::Tensor b = test::tensor_of(cached->next_logits(ids));
     ASSERT_TRUE(logits_close(b, a, kLogitTolerance)) << "at step " << step;
     worst = std::max(worst, max_abs_diff(a, b));
     const int64_t next_a = a.argmax().item<int64_t>();
@@ -237,7 +238,7 @@ TEST(Gpt2ModelGreedy, CachedSourceRestartsOnASequenceThatIsNotAnExtension) {
   const std::vector<int64_t> other = {464, 3797, 318};  // "The cat is": shares no prefix with `first`
   const std::vector<int64_t> shorter(kPromptIds.begin(), kPromptIds.begin() + 3);
   for (const auto& ids : {first, other, shorter, first, first}) {
-    EXPECT_TRUE(logits_close(cached->next_logits(ids), recompute->next_logits(ids), kLogitTolerance))
+    EXPECT_TRUE(logits_close(test::tensor_of(cached->next_logits(ids)), test::tensor_of(recompute->next_logits(ids)), kLogitTolerance))
         << "ids " << join_ids(ids);
   }
 }

@@ -21,6 +21,7 @@
 #include "sampling/presets.hpp"
 #include "unit/engine/framework_reference.hpp"
 #include "util/errors.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro::test {
 namespace {
@@ -65,7 +66,7 @@ TEST(HfReference, EveryStageAndEveryPickAsHuggingFacesProcessorsOnThousandsOfVec
     const std::string name = c.at("name").get<std::string>();
     params[name] = params_of(c, Framework::hf);
     ASSERT_TRUE(check_run_params(RunParams{params[name], 50, true, false, 5}).empty()) << name;
-    samplers[name] = std::make_unique<RunChain>(params[name], std::vector<int64_t>{}, eos);
+    samplers[name] = std::make_unique<RunChain>(params[name], std::vector<int64_t>{}, eos, torch_row_math());
   }
 
   int64_t stages = 0, stage_mismatch = 0, bit_mismatch = 0, picks = 0, pick_mismatch = 0, refusals = 0;
@@ -107,11 +108,11 @@ TEST(HfReference, EveryStageAndEveryPickAsHuggingFacesProcessorsOnThousandsOfVec
     RunChain& sampler = *samplers.at(config);
     sampler.restart(ids, prompt_length);
     if (c.at("token").is_null()) {
-      EXPECT_THROW(sampler.step(logits, static_cast<int64_t>(i), true), NumericsError) << "case " << i;
+      EXPECT_THROW(sampler.step(row_of(logits), static_cast<int64_t>(i), true), NumericsError) << "case " << i;
       ++refusals;
       continue;
     }
-    const RunStep step = sampler.step(logits, static_cast<int64_t>(i), true);
+    const RunStep step = sampler.step(row_of(logits), static_cast<int64_t>(i), true);
     ++picks;
     if (*step.token != c.at("token").get<int64_t>()) {
       ++pick_mismatch;

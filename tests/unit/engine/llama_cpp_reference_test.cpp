@@ -22,6 +22,7 @@
 #include "sampling/llama_cpp_chain.hpp"
 #include "unit/engine/framework_reference.hpp"
 #include "util/errors.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro::test {
 namespace {
@@ -89,7 +90,7 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
     params[name] = params_of(c, Framework::llama_cpp);
     ASSERT_TRUE(check_run_params(RunParams{params[name], 50, true, false, 5}).empty()) << name;
     dists[name] = std::make_unique<llama_cpp::Dist>(static_cast<uint32_t>(params[name].seed));
-    samplers[name] = std::make_unique<RunChain>(params[name], std::vector<int64_t>{}, -1);
+    samplers[name] = std::make_unique<RunChain>(params[name], std::vector<int64_t>{}, -1, torch_row_math());
     for (SamplerStage st : params[name].sampler_order)
       if (st != SamplerStage::dist && (st != SamplerStage::logit_bias || !params[name].controls.logit_bias.empty()))
         orders[name].push_back(to_string(st));
@@ -133,7 +134,7 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
     RunChain& sampler = *samplers.at(config);
     sampler.restart(ids, 1);
     if (c.at("token").is_null()) {
-      EXPECT_THROW(sampler.step(as_tensor(vectors[i]), static_cast<int64_t>(i), true), NumericsError) << "case " << i;
+      EXPECT_THROW(sampler.step(vectors[i], static_cast<int64_t>(i), true), NumericsError) << "case " << i;
       continue;
     }
     dists.at(config)->apply(cur);
@@ -144,7 +145,7 @@ TEST(LlamaCppReference, EverySamplerAndEveryPickAsLibllamaOnThousandsOfVectors) 
     }
     if (p_hash(cur) != c.at("p_hash").get<std::string>()) ++p_mismatch;
     // The whole chain as `generate --framework llama.cpp` runs it.
-    const RunStep step = sampler.step(as_tensor(vectors[i]), static_cast<int64_t>(i), true);
+    const RunStep step = sampler.step(vectors[i], static_cast<int64_t>(i), true);
     if (*step.token != c.at("token").get<int64_t>()) {
       ++sampler_mismatch;
       ADD_FAILURE() << "case " << i << " (" << config << "): the sampler picked " << *step.token << ", llama.cpp " << c.at("token");

@@ -17,6 +17,7 @@
 #include "evidence/logits_digest.hpp"
 #include "model/model_files.hpp"
 #include "params/framework_params.hpp"
+#include "engine/torch_row_math.hpp"
 
 namespace genrepro {
 namespace {
@@ -27,15 +28,16 @@ constexpr int64_t kDigestEos = 299;
 // V distinct logits whose order moves with the sequence; each row is kept, in feeding order.
 class RowSource : public LogitsSource {
  public:
-  torch::Tensor next_logits(const std::vector<int64_t>& ids) override {
+  std::vector<float> next_logits(const std::vector<int64_t>& ids) override {
     std::vector<float> row(kDigestVocab);
     const int64_t shift = (ids.back() * 37 + static_cast<int64_t>(ids.size()) * 11) % kDigestVocab;
     for (int64_t i = 0; i < kDigestVocab; ++i) row[i] = -0.03f * static_cast<float>((i * 13 + shift) % kDigestVocab) + 5.0f;
     row[kDigestEos] = -20;
     fed.push_back(row);
-    return torch::tensor(row, torch::kFloat32);
+    return row;
   }
   int64_t context_size() const override { return 1024; }
+  const StepMath& step_math() const override { return torch_step_math(); }
   std::vector<std::vector<float>> fed;
 };
 

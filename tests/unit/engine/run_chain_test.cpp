@@ -26,6 +26,7 @@
 #include "support/torch_chains/samplers.hpp"
 #include "support/torch_chains/token_picker.hpp"
 #include "util/errors.hpp"
+#include "support/torch_rows.hpp"
 
 namespace genrepro {
 namespace {
@@ -107,14 +108,14 @@ void compare_run(const SamplingParams& s, int64_t vocab, int steps, uint32_t see
   std::vector<int64_t> ids = {0, 1, 2};
   const int64_t eos = vocab - 1;
   ReferenceEngine reference(s);
-  RunChain chain(s, ids, eos);
+  RunChain chain = test::torch_run_chain(s, ids, eos);
   for (int k = 0; k < steps; ++k) {
     const torch::Tensor logits = row(rng, vocab, k);
     const bool pick = k + 1 < steps || seed % 2 == 1;
     const ReferenceStep a = reference.step(logits, ids, 3, eos, pick);
-    const RunStep b = chain.step(logits, k, pick);
+    const RunStep b = chain.step(test::row_of(logits), k, pick);
     ++t.steps;
-    bool same = same_bits(a.final_probs, b.final_probs) && a.argmax == b.argmax && a.token == (b.token ? *b.token : -1) &&
+    bool same = same_bits(a.final_probs, test::tensor_of(b.final_probs)) && a.argmax == b.argmax && a.token == (b.token ? *b.token : -1) &&
                 a.stages.size() == b.stages.size() && a.draw.has_value() == b.draw.has_value();
     for (size_t i = 0; same && i < a.stages.size(); ++i)
       same = a.stages[i].stage == b.stages[i].stage && a.stages[i].kept == b.stages[i].kept;
@@ -207,9 +208,9 @@ std::string error_of(const std::function<void()>& f) {
 TEST(RunChain, ADistributionThatIsNotOneIsRefusedNamingTheStep) {
   // Finite logits whose scaled values leave float32 (3e38 / 0.5): the softmax is NaN.
   SamplingParams s = preset(Framework::article, DecodeMode::sample, 1, [](SamplingParams& p) { p.temperature = 0.5; });
-  RunChain chain(s, {0}, -1);
-  EXPECT_EQ(*chain.step(torch::tensor({0.0f, 1.0f, 0.0f}), 0, true).token, 1);
-  const std::string e = error_of([&] { chain.step(torch::tensor({3e38f, -3e38f, 0.0f}), 1, true); });
+  RunChain chain = test::torch_run_chain(s, {0}, -1);
+  EXPECT_EQ(*chain.step(test::row_of(torch::tensor({0.0f, 1.0f, 0.0f})), 0, true).token, 1);
+  const std::string e = error_of([&] { chain.step(test::row_of(torch::tensor({3e38f, -3e38f, 0.0f})), 1, true); });
   EXPECT_EQ(e.rfind("step 1: the distribution to draw from holds NaN or infinity; the logits or the sampling parameters left "
                     "float32's range (a temperature near its minimum, or broken weights); check the temperature and the model's weights",
                     0),
@@ -219,21 +220,21 @@ TEST(RunChain, ADistributionThatIsNotOneIsRefusedNamingTheStep) {
 
 TEST(RunChain, TheSmallestTemperatureGivesAOneHotDistributionAndDrawsTheArgmax) {
   SamplingParams s = preset(Framework::article, DecodeMode::sample, 1, [](SamplingParams& p) { p.temperature = kMinTemperature; });
-  const RunStep step = RunChain(s, {0}, -1).step(torch::tensor({1.0f, 3.0f, 2.5f, -7.0f}), 0, true);
-  EXPECT_TRUE(step.final_probs.isfinite().all().item<bool>());
+  const RunStep step = test::torch_run_chain(s, {0}, -1).step(test::row_of(torch::tensor({1.0f, 3.0f, 2.5f, -7.0f})), 0, true);
+  EXPECT_TRUE(test::tensor_of(step.final_probs).isfinite().all().item<bool>());
   EXPECT_EQ(*step.token, 1);
-  EXPECT_EQ(step.final_probs[1].item<float>(), 1.0f);
+  EXPECT_EQ(step.final_probs[1], 1.0f);
 }
 
 TEST(RunChain, AControlIdOutsideTheVocabularyNamesTheFlag) {
   SamplingParams s = preset(Framework::hf, DecodeMode::sample, 1, [](SamplingParams& p) { p.controls.suppress_tokens = {2, 9}; });
-  const std::string e = error_of([&] { RunChain(s, {0}, -1).step(torch::tensor({1.0f, 2.0f, 3.0f}), 0, true); });
+  const std::string e = error_of([&] { test::torch_run_chain(s, {0}, -1).step(test::row_of(torch::tensor({1.0f, 2.0f, 3.0f})), 0, true); });
   EXPECT_EQ(e, "--suppress-tokens holds token id 9, which is not allowed; allowed: ids from 0 to 2 (the model's vocabulary)");
 }
 
 TEST(RunChain, NothingLeftNamesTheStepAndTheStage) {
   SamplingParams s = preset(Framework::hf, DecodeMode::sample, 1, [](SamplingParams& p) { p.controls.suppress_tokens = {0, 1}; });
-  const std::string e = error_of([&] { RunChain(s, {0}, -1).step(torch::tensor({1.0f, 2.0f}), 4, true); });
+  const std::string e = error_of([&] { test::torch_run_chain(s, {0}, -1).step(test::row_of(torch::tensor({1.0f, 2.0f})), 4, true); });
   EXPECT_EQ(e.rfind("step 4: no token is left to pick after the suppress_tokens stage", 0), 0u) << e;
 }
 

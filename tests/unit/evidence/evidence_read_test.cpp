@@ -82,6 +82,33 @@ TEST_F(EvidenceRead, ValidEvidenceReadsBackAsWritten) {
   EXPECT_EQ(evidence_text(read_evidence(write("e.json", evidence_text(e)))), evidence_text(e));
 }
 
+// Strict numerics: the kernel revision is what decides the bits, so it is read back, compared (the
+// identity block) and required; no CPU kernel block is written for it.
+TEST_F(EvidenceRead, StrictNumericsReadBackWithTheirKernelRevision) {
+  Evidence e = valid_evidence();
+  NumericsRecord n;
+  n.mode = NumericsMode::strict;
+  n.kernel_revision = "strict-1";
+  n.execution = {{"batch", 2}, {"kernel_isa", "avx2"}};
+  e.numerics = n;
+  const Evidence back = read_evidence(write("e.json", evidence_text(e)));
+  ASSERT_TRUE(back.numerics.has_value());
+  EXPECT_EQ(back.numerics->mode, NumericsMode::strict);
+  EXPECT_EQ(back.numerics->kernel_revision, "strict-1");
+  EXPECT_FALSE(back.numerics->kernels.has_value());
+  EXPECT_EQ(numerics_identity_json(*back.numerics).dump(), R"({"mode":"strict","kernel_revision":"strict-1"})");
+  EXPECT_EQ(evidence_text(back), evidence_text(e));
+
+  OrderedJson doc = evidence_to_json(e);
+  doc["numerics"].erase("kernel_revision");
+  EXPECT_EQ(error_reading(doc.dump(2)), "e.json: numerics.kernel_revision: expected a string, found nothing (the key is missing)" +
+                                           std::string(kRegenerate));
+  doc["numerics"]["kernel_revision"] = "";
+  EXPECT_THAT(error_reading(doc.dump(2)), HasSubstr("e.json: numerics.kernel_revision: \"\"; allowed: the name of"));
+  doc["numerics"]["mode"] = "exact";
+  EXPECT_EQ(error_reading(doc.dump(2)), "e.json: numerics.mode: \"exact\" is not a numerics mode; allowed: reference, tiled, strict");
+}
+
 TEST_F(EvidenceRead, BadFilesNameTheFileAndTheProblem) {
   const std::string missing = (dir_ / "nope.json").string();
   EXPECT_EQ(error_of([&] { read_evidence(missing); }), missing + ": no such file; give an evidence file written by 'genrepro run'");
