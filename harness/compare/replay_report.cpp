@@ -138,7 +138,7 @@ std::string format_replay_text(const ReplayReport& report) {
   for (const ReplayRun& r : report.runs) id_width = std::max(id_width, r.id.size());
   std::ostringstream out;
   out << "replay of " << report.golden_files.size() << " golden file(s) against " << report.model_dir << " (forward "
-      << to_string(report.forward) << ", tolerance " << shown(report.logprob_tolerance) << " in log p)\n";
+      << to_string(report.forward) << (report.numerics == NumericsMode::strict ? " in strict numerics" : "") << ", tolerance " << shown(report.logprob_tolerance) << " in log p)\n";
   const auto row = [&](const std::string& id, const std::string& path, const std::string& steps, const std::string& max,
                        const std::string& max_step, const std::string& mean, const std::string& max_t1,
                        const std::string& outside, const std::string& own, const std::string& verdict) {
@@ -193,6 +193,7 @@ OrderedJson replay_to_json(const ReplayReport& report) {
           {"within", beyond == 0},
           {"logprob_tolerance", report.logprob_tolerance},
           {"forward", to_string(report.forward)},
+          {"numerics", to_string(report.numerics)},
           {"golden", report.golden_files},
           {"model", {{"path", report.model_dir}, {"sha256", report.model_sha256}}},
           {"model_mismatches", mismatches},

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/numerics_record.hpp"
 #include "util/json_text.hpp"
 
 namespace genrepro {
@@ -104,6 +105,8 @@ struct ReplayRun {
 struct ReplayReport {
   double logprob_tolerance = kDefaultLogProbTolerance;
   ReplayForward forward = ReplayForward::as_run;
+  // The forward recomputed: strict for strict evidence, else libtorch's reference one-run path.
+  NumericsMode numerics = NumericsMode::reference;
   std::vector<std::string> golden_files;
   std::string model_dir;
   std::string model_sha256;  // of model.safetensors

@@ -17,6 +17,8 @@
 #include "engine/run_chain.hpp"
 #include "engine/run_environment.hpp"
 #include "engine/step_evidence.hpp"
+#include "strict/strict_gpt2.hpp"
+#include "strict/thread_team.hpp"
 #include "evidence/logits_digest.hpp"
 #include "plan/plan_checks.hpp"
 #include "sampling/presets.hpp"
@@ -150,7 +152,7 @@ void compare_stages(const StepRecord& golden, const std::vector<StageKept>& now,
 
 // The golden step's digest against this replay's logits, when the golden recorded one by the
 // algorithm this build computes (another algorithm's value cannot be compared).
-void compare_digest(const StepRecord& golden, const torch::Tensor& logits, int64_t step, ReplayRun& out) {
+void compare_digest(const StepRecord& golden, const std::vector<float>& logits, int64_t step, ReplayRun& out) {
   if (!golden.logits_digest) return;
   const std::string now = logits_row_digest(logits);
   if (logits_digest_algorithm(*golden.logits_digest) != logits_digest_algorithm(now)) return;
@@ -166,16 +168,17 @@ void compare_digest(const StepRecord& golden, const torch::Tensor& logits, int64
 void replay_tokens(const GoldenRun& g, LogitsSource& source, int64_t eos_token_id, ReplayRun& out) {
   const RunParams& params = g.record.params;
   const GenerationResult& golden = g.record.result;
-  RunChain chain(params.sampling, golden.prompt_ids, eos_token_id);
+  const StepMath& math = source.step_math();
+  RunChain chain(params.sampling, golden.prompt_ids, eos_token_id, math.chain());
   std::vector<int64_t> ids = golden.prompt_ids;
   for (size_t i = 0; i < golden.steps.size(); ++i) {
     const int64_t step = static_cast<int64_t>(i);
     const int64_t token = golden.output_ids[i];
-    const torch::Tensor logits = source.next_logits(ids).to(torch::kFloat32);
+    const std::vector<float> logits = source.next_logits(ids);
     compare_digest(golden.steps[i], logits, step, out);
     const RunStep now = chain.step(logits, step, /*pick=*/true);
     // prob and prob_t1 do not depend on the table's temperature; no candidates are listed.
-    const StepRecord described = describe_step(StepInputs{logits, now.final_probs, now.argmax, 1.0, 0}, token, no_text);
+    const StepRecord described = describe_step(StepInputs{logits, now.final_probs, now.argmax, 1.0, 0}, token, no_text, math);
     out.logp.add(golden.steps[i].prob, described.prob, step, token);
     out.logp_unfiltered.add(golden.steps[i].prob_t1, described.prob_t1, step, token);
     if (sampling::records_stages(params.sampling)) compare_stages(golden.steps[i], now.stages, step, out);
@@ -190,15 +193,16 @@ void replay_first_prediction(const GoldenRun& g, LogitsSource& source, int64_t e
   const RunParams& params = g.record.params;
   const StepRecord& golden = g.record.result.steps.front();
   const std::vector<int64_t>& prompt = g.record.result.prompt_ids;
-  const torch::Tensor logits = source.next_logits(prompt).to(torch::kFloat32);
+  const std::vector<float> logits = source.next_logits(prompt);
+  const StepMath& math = source.step_math();
   compare_digest(golden, logits, 0, out);
   // The chain on the prompt, no draw (as GenerationRun::advance records a first prediction).
-  const RunStep step = RunChain(params.sampling, prompt, eos_token_id).step(logits, 0, /*pick=*/false);
+  const RunStep step = RunChain(params.sampling, prompt, eos_token_id, math.chain()).step(logits, 0, /*pick=*/false);
   if (sampling::records_stages(params.sampling)) compare_stages(golden, step.stages, 0, out);
-  const int64_t vocab = logits.size(-1);
+  const int64_t vocab = static_cast<int64_t>(logits.size());
   // Every token as a candidate, so each golden candidate is found whatever its rank is now.
   const StepRecord now = describe_step(StepInputs{logits, step.final_probs, step.argmax, table_temperature(params.sampling), vocab},
-                                       std::nullopt, no_text);
+                                       std::nullopt, no_text, math);
   std::vector<const Candidate*> by_id(static_cast<size_t>(vocab), nullptr);
   for (const Candidate& c : now.top) by_id[static_cast<size_t>(c.id)] = &c;
   for (const Candidate& c : golden.top) {
@@ -209,7 +213,14 @@ void replay_first_prediction(const GoldenRun& g, LogitsSource& source, int64_t e
   }
 }
 
-ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward forward) {
+// The forward the golden's numerics ran: libtorch's (reference, tiled) or genrepro's own (strict).
+struct ReplayModel {
+  std::optional<Gpt2Model> torch;
+  std::optional<strict::StrictGpt2> strict;
+  const Gpt2Config& config() const { return strict ? strict->config() : torch->config(); }
+};
+
+ReplayRun replay_one(const GoldenRun& g, const ReplayModel& model, ReplayForward forward) {
   const int64_t eos_token_id = model.config().eos_token_id;
   ReplayRun out;
   out.id = g.record.id;
@@ -217,8 +228,14 @@ ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward f
   out.use_cache = replays_with_cache(g.record.params, forward);
   out.first_prediction = g.record.params.max_new_tokens == 0;
   out.steps = static_cast<int64_t>(g.record.result.steps.size());
-  // A source per run: the cached one holds this run's keys and values.
-  const auto source = out.use_cache ? make_cached_source(model) : make_recompute_source(model);
+  // A source per run: the cached one holds this run's keys and values. A strict forward runs on
+  // this worker's thread alone, as run's recompute workers do (its bits do not depend on it).
+  strict::ThreadTeam team(1);
+  std::unique_ptr<LogitsSource> source;
+  if (model.strict)
+    source = out.use_cache ? make_strict_cached_source(*model.strict, team) : make_strict_recompute_source(*model.strict, team);
+  else
+    source = out.use_cache ? make_cached_source(*model.torch) : make_recompute_source(*model.torch);
   if (out.first_prediction)
     replay_first_prediction(g, *source, eos_token_id, out);
   else
@@ -227,7 +244,7 @@ ReplayRun replay_one(const GoldenRun& g, const Gpt2Model& model, ReplayForward f
 }
 
 // Replays every run on `threads` workers; results[k] belongs to runs[k].
-std::vector<ReplayRun> replay_all(const std::vector<GoldenRun>& runs, const Gpt2Model& model, ReplayForward forward,
+std::vector<ReplayRun> replay_all(const std::vector<GoldenRun>& runs, const ReplayModel& model, ReplayForward forward,
                                   int threads, Progress& progress) {
   std::vector<ReplayRun> results(runs.size());
   try {
@@ -241,6 +258,20 @@ std::vector<ReplayRun> replay_all(const std::vector<GoldenRun>& runs, const Gpt2
   }
   progress.finish();
   return results;
+}
+
+// Strict evidence replays on the strict forward, the rest on libtorch's; one replay computes one
+// kind, so GOLDEN must not mix them.
+NumericsMode golden_numerics(const std::vector<EvidenceFile>& golden) {
+  const auto mode_of = [](const EvidenceFile& f) { return f.evidence.numerics ? f.evidence.numerics->mode : NumericsMode::reference; };
+  const auto is_strict = [&](const EvidenceFile& f) { return mode_of(f) == NumericsMode::strict; };
+  const auto strict_file = std::find_if(golden.begin(), golden.end(), is_strict);
+  if (strict_file == golden.end()) return NumericsMode::reference;
+  const auto other = std::find_if_not(golden.begin(), golden.end(), is_strict);
+  if (other != golden.end())
+    throw EvidenceError(other->path + ": numerics.mode " + to_string(mode_of(*other)) + " beside " + strict_file->path +
+                        "'s strict: one replay recomputes one forward; replay the strict and the other evidence separately");
+  return NumericsMode::strict;
 }
 
 void pool_into(Drift& total, const Drift& run) {
@@ -273,6 +304,7 @@ ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const Replay
   ReplayReport report;
   report.logprob_tolerance = o.logprob_tolerance;
   report.forward = o.forward;
+  report.numerics = golden_numerics(golden);
   for (const EvidenceFile& f : golden) report.golden_files.push_back(f.path);
   report.model_dir = o.model.dir;
   report.model_sha256 = sha256_file(o.model.weights).sha256;
@@ -290,7 +322,9 @@ ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const Replay
   // Replayed as run computed it: a padded vocabulary's extra ids are cut the same way.
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
   check_vocabularies(config, o.model.config, tokenizer, o.model.vocab);
-  const Gpt2Model model = Gpt2Model::load(o.model, tokenizer.vocab_size());
+  ReplayModel model;
+  if (report.numerics == NumericsMode::strict) model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size()));
+  else model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
   Progress progress(static_cast<int64_t>(runs.size()), o.progress != nullptr ? o.progress_style : ProgressStyle::none,
                     o.progress != nullptr ? *o.progress : std::cerr);
   report.runs = replay_all(runs, model, o.forward, o.threads, progress);

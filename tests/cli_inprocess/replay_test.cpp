@@ -1,6 +1,7 @@
 // genrepro replay: evidence of tests/cli/data/replay/small.json made on the tiny fixture replays
 // with exit 0 (same build, same paths); one step's prob changed -> exit 1 naming the run; another
-// model's weights, bad flags, a missing file -> exit 2 with one line.
+// model's weights, bad flags, a missing file -> exit 2 with one line. Strict evidence replays on
+// the strict forward, bit for bit; a GOLDEN mixing it with other numerics is refused.
 #include <string>
 #include <vector>
 
@@ -51,6 +52,19 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     nlohmann::json digest = evidence;
     digest["runs"][0]["steps"][kTamperedStep]["logits_digest"] = "xxh64:0000000000000000";
     dir_->write("tampered_digest.json", digest.dump(2));
+    // The same runs in strict numerics; and a directory of strict and reference evidence.
+    std::vector<std::string> strict_args = args;
+    strict_args.back() = *dir_ / "strict.json";
+    strict_args.insert(strict_args.end() - 2, {"--numerics", "strict"});
+    const CliResult strict = genrepro(strict_args);
+    ASSERT_EQ(strict.exit, 0) << describe(strict_args, strict);
+    // Golden files must not share run ids: the strict file beside the reference one holds the
+    // article's greedy run.
+    dir_->write("mixed/reference.json", read_bytes(*dir_ / "evidence.json"));
+    const std::vector<std::string> greedy_args = {"run", source_path("experiments/article/greedy.json"), "--model", tiny_model(),
+                                                  "--numerics", "strict", "--out", *dir_ / "mixed/strict.json"};
+    const CliResult greedy = genrepro(greedy_args);
+    ASSERT_EQ(greedy.exit, 0) << describe(greedy_args, greedy);
     nlohmann::json other = evidence;
     other["model"]["files"]["model.safetensors"]["sha256"] = std::string(64, '0');
     dir_->write("other_model.json", other.dump(2));
@@ -97,6 +111,15 @@ const std::vector<CliCase> kCases = {
      Stderr::one_line},
     {"model_mismatch_allowed", {"replay", "{replay}/other_model.json", "--model", kModel, "--allow-model-mismatch"}, 0,
      R"re(5 within tolerance)re", R"re(genrepro: warning: .*other_model.json was made with model.safetensors sha256 0+)re"},
+    // Strict evidence replays on the strict forward: every digest equal, through either logits path.
+    {"strict_agrees", {"replay", "{replay}/strict.json", "--model", kModel}, 0,
+     R"re(^replay of 1 golden file\(s\) against .* \(forward as-run in strict numerics, .*\nlogits: 5 of 5 runs bit-identical to the golden at every step \(digests\)\nreplay: 5 runs, 5 within tolerance)re",
+     ""},
+    {"strict_other_path", {"replay", "{replay}/strict.json", "--model", kModel, "--forward", "cached", "--json"}, 0,
+     R"re("forward": "cached",\n  "numerics": "strict",.*"logits_digests": \{\n\s+"compared": ([1-9][0-9]*),\n\s+"equal": \1,)re", ""},
+    {"strict_mixed", {"replay", "{replay}/mixed", "--model", kModel}, 2, "",
+     R"re(reference.json: numerics.mode reference beside .*strict.json's strict: .*replay the strict and the other evidence separately)re",
+     Stderr::one_line},
     {"bad_missing_file", {"replay", "{replay}/nope.json"}, 2, "", R"re(nope.json: no such file)re", Stderr::one_line},
     {"bad_tolerance", {"replay", "{replay}/evidence.json", "--model", kModel, "--logprob-tolerance", "-1"}, 2, "",
      R"re(--logprob-tolerance -1: must be a finite number >= 0)re", Stderr::one_line},
