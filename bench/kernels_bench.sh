@@ -11,6 +11,8 @@
 #     sixth of the grid;
 #   - the kernels each setting loaded and what the start-up probe proved (rows keeping a lone
 #     row's bits per BLAS thread count, the invariant tile) and the layout it chose;
+#   - --numerics strict: generate (target >= 2x) and the grid (>= 20x), the grid checked
+#     identical to --batch 1 --threads 1;
 # then one Markdown table of every figure (the one docs/numerics.md quotes).
 #   bash bench/kernels_bench.sh      (GENREPRO_BUILD_DIR, GENREPRO_BENCH_PYTHON_RUNS)
 # About 10 minutes on 2 idle cores. Nothing here is a test: timings depend on the machine and load,
@@ -111,6 +113,22 @@ print(f"  tiled layout: tile T = {t.get('tile')} (largest invariant {y['probe'].
       f"workers {y['workers']}")
 PY
 done
+
+# Strict numerics: genrepro's own kernels, no probe, no kernel setting; the whole grid is checked
+# against --batch 1 --threads 1 (strict batches every cached run at once, on every core).
+echo "== --numerics strict =="
+timed strict generate 50 "$genrepro" generate --model "$model" --prompt "the river bank was" --max-new-tokens 50 \
+  --temperature 1.0 --top-p 0.9 --seed 1 --numerics strict
+loop=$(sed -n 's/^speed: \([0-9.]*\) .*/\1/p' "$work/generate.err")
+/usr/bin/python3 -c "print(f'  generate, the loop alone: $loop tok/s, {$loop/$python_tps:.2f}x the Python loop')"
+printf '%s\t%s\t%s\t\t\n' strict generate_loop "$loop" >> "$figures"
+grep '^path:' "$work/generate.err" | sed 's/^/  /' || true
+timed strict grid_strict 3000 "$genrepro" run "$grid" --model "$model" --out "$work/strict.json" --numerics strict
+"$genrepro" run "$grid" --model "$model" --out "$work/s1.json" --numerics strict --threads 1 --batch 1 2>/dev/null >/dev/null
+strict_same=$(same "$work/strict.json" "$work/s1.json")
+echo "  strict default vs --batch 1 --threads 1 (60 runs):  $strict_same"
+printf '%s\t%s\t%s\n' strict grid_strict_same "$strict_same" >> "$figures"
+/usr/bin/python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['numerics']; print(f\"  strict: {n['kernel_revision']}, vector code {n['execution']['kernel_isa']}, batch {n['execution']['batch']}\")" "$work/strict.json"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # One table of every figure, as docs/numerics.md quotes it.
@@ -137,4 +155,16 @@ for key, target in targets.items():
         mark = "" if not same else (" (identical to --batch 1)" if same[2] == "identical" else " (DIFFERENT from --batch 1)")
         cells += [f"{tps:.1f}", f"{tps / base:.2f}x{mark}"]
     print(f"| {names[key]} | " + " | ".join(cells) + f" | >= {target}x |")
+print()
+print(f"| figure, --numerics strict (Python loop {base:.1f} tok/s) | tok/s | ratio | target |")
+print("|---|---|---|---|")
+for key, name, target in (("generate_loop", "generate, the loop alone", 2.0),
+                          ("grid_strict", "grid60 (wall, loading included)", 20.0)):
+    r = fig.get(("strict", key))
+    if not r:
+        continue
+    tps = float(r[2])
+    same = fig.get(("strict", key + "_same"))
+    mark = "" if not same else (" (identical to --batch 1 --threads 1)" if same[2] == "identical" else " (DIFFERENT from --batch 1)")
+    print(f"| {name} | {tps:.1f} | {tps / base:.2f}x{mark} | >= {target}x |")
 PY
