@@ -18,6 +18,9 @@ namespace genrepro::sampling::aten {
 // from it in about one value in eleven (glibc's expf is correctly rounded, Sleef's is not always);
 // held to torch.exp bit for bit by the engine tests.
 float exp(float x);
+// out[i] = exp(x[i] - shift) for i < n, the bits of the scalar exp (eight lanes at a time where
+// the CPU has AVX2 and FMA).
+void exp_shifted(const float* x, float shift, float* out, size_t n);
 
 // The sum of `n` floats in the order vec::reduce_all adds them for the softmax: 8 float
 // accumulators (one AVX2 register) over whole blocks of 8, the tail added into the first lanes,

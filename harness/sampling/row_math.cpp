@@ -26,7 +26,7 @@ class AtenFloatMath final : public RowMath {
     float max = *std::max_element(x.begin(), x.end());
     if (std::isinf(max)) max = 0;
     std::vector<float> shifted(x.size());
-    for (size_t i = 0; i < x.size(); ++i) shifted[i] = aten::exp(x[i] - max);
+    aten::exp_shifted(x.data(), max, shifted.data(), x.size());
     return aten::log(aten::cascade_sum(shifted.data(), shifted.size())) + max;
   }
   std::vector<float> cumsum(const std::vector<float>& x) const override { return aten::cumsum(x); }

@@ -4,7 +4,10 @@
 #include "sampling/aten_float.hpp"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -75,6 +78,33 @@ TEST(AtenFloat, ExpEdgesAsSleef) {
   EXPECT_EQ(aten::exp(89.0f), kInf);  // e^89 > FLT_MAX
   EXPECT_TRUE(std::isnan(aten::exp(std::nanf(""))));
   EXPECT_NEAR(aten::exp(1.0f), 2.7182817f, 3e-7);
+}
+
+uint32_t bits_of(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+// The row form computes eight lanes at a time where the CPU can: every value, edges included, must
+// be the scalar's bits (a NaN stays the NaN it was, a row's tail goes through the scalar).
+TEST(AtenFloat, ExpOfARowIsTheScalarsBitsLaneForLane) {
+  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, -kInf, kInf, std::nanf(""), -std::nanf(""), -103.99f, -104.0f,
+                          -104.01f, 99.99f, 100.0f, 100.01f, 88.72f, 88.73f, -87.33f, -87.34f, -100.5f, -95.0f,
+                          1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max(),
+                          -std::numeric_limits<float>::max()};
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> wide(-120.0f, 110.0f), narrow(-20.0f, 0.0f);
+  for (int i = 0; i < 20000; ++i) x.push_back(i % 2 ? wide(gen) : narrow(gen));
+  for (float shift : {0.0f, 3.5f, -2.25f, kInf}) {
+    std::vector<float> row(x.size());
+    aten::exp_shifted(x.data(), shift, row.data(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = aten::exp(x[i] - shift);
+      ASSERT_EQ(bits_of(row[i]) == bits_of(want) || (std::isnan(row[i]) && std::isnan(want)), true)
+          << "x " << x[i] << " shift " << shift << ": row " << row[i] << ", scalar " << want;
+    }
+  }
 }
 
 TEST(AtenFloat, SoftmaxOfMaskedEntriesIsZeroAndOfAllMaskedIsNaN) {
