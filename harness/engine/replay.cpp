@@ -323,7 +323,10 @@ ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const Replay
   const Gpt2Tokenizer tokenizer = Gpt2Tokenizer::from_files(o.model.vocab, o.model.merges);
   check_vocabularies(config, o.model.config, tokenizer, o.model.vocab);
   ReplayModel model;
-  if (report.numerics == NumericsMode::strict) model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size()));
+  if (report.numerics == NumericsMode::strict) {
+    strict::ThreadTeam team(o.threads);
+    model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size(), team));
+  }
   else model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
   Progress progress(static_cast<int64_t>(runs.size()), o.progress != nullptr ? o.progress_style : ProgressStyle::none,
                     o.progress != nullptr ? *o.progress : std::cerr);

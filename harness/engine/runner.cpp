@@ -205,7 +205,10 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   // The weights are checked (and loaded) before anything is said on stderr, so that a broken
   // model.safetensors gives one error line, like every other bad input.
   LoadedModel model;
-  if (o.numerics.mode == NumericsMode::strict) model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size()));
+  if (o.numerics.mode == NumericsMode::strict) {
+    strict::ThreadTeam team(std::max(o.threads, 1));
+    model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size(), team));
+  }
   else model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
   if (o.on_planned) o.on_planned(plan);
 

@@ -22,9 +22,13 @@ constexpr int64_t kJobPanels = 4;
 
 void AlignedFloats::Free::operator()(float* p) const { ::operator delete[](p, kLineAlign); }
 
-AlignedFloats::AlignedFloats(size_t n) : size_(n) {
-  data_.reset(static_cast<float*>(::operator new[](std::max<size_t>(n, 1) * sizeof(float), kLineAlign)));
-  std::fill(data_.get(), data_.get() + n, 0.0f);
+AlignedFloats::AlignedFloats(size_t n) : AlignedFloats(uninitialized(n)) { std::fill(data_.get(), data_.get() + n, 0.0f); }
+
+AlignedFloats AlignedFloats::uninitialized(size_t n) {
+  AlignedFloats a;
+  a.data_.reset(static_cast<float*>(::operator new[](std::max<size_t>(n, 1) * sizeof(float), kLineAlign)));
+  a.size_ = n;
+  return a;
 }
 
 PackedLinear PackedLinear::from_in_out(const float* weight, const float* bias, int64_t K, int64_t N) {
@@ -32,12 +36,16 @@ PackedLinear PackedLinear::from_in_out(const float* weight, const float* bias, i
   p.K_ = K;
   p.N_ = N;
   p.panel_count_ = panels_for(N);
-  p.panels_ = AlignedFloats(static_cast<size_t>(p.panel_count_ * K * kPanelWidth));
+  p.panels_ = AlignedFloats::uninitialized(static_cast<size_t>(p.panel_count_ * K * kPanelWidth));
   float* dst = p.panels_.data();
   for (int64_t panel = 0; panel < p.panel_count_; ++panel) {
     const int64_t j0 = panel * kPanelWidth;
     const int64_t width = std::min(kPanelWidth, N - j0);
-    for (int64_t k = 0; k < K; ++k) std::copy_n(weight + k * N + j0, width, dst + (panel * K + k) * kPanelWidth);
+    for (int64_t k = 0; k < K; ++k) {
+      float* line = dst + (panel * K + k) * kPanelWidth;
+      std::copy_n(weight + k * N + j0, width, line);
+      std::fill(line + width, line + kPanelWidth, 0.0f);  // the last panel's columns past N
+    }
   }
   if (bias != nullptr) {
     p.has_bias_ = true;
@@ -52,12 +60,12 @@ PackedLinear PackedLinear::from_out_in(const float* weight, int64_t N, int64_t K
   p.K_ = K;
   p.N_ = N;
   p.panel_count_ = panels_for(N);
-  p.panels_ = AlignedFloats(static_cast<size_t>(p.panel_count_ * K * kPanelWidth));
+  p.panels_ = AlignedFloats::uninitialized(static_cast<size_t>(p.panel_count_ * K * kPanelWidth));
   float* dst = p.panels_.data();
-  for (int64_t j = 0; j < N; ++j) {
+  for (int64_t j = 0; j < p.panel_count_ * kPanelWidth; ++j) {  // the last panel's columns past N are 0
     float* col = dst + (j / kPanelWidth) * K * kPanelWidth + j % kPanelWidth;
-    const float* row = weight + j * K;
-    for (int64_t k = 0; k < K; ++k) col[k * kPanelWidth] = row[k];
+    const float* row = j < N ? weight + j * K : nullptr;
+    for (int64_t k = 0; k < K; ++k) col[k * kPanelWidth] = row != nullptr ? row[k] : 0.0f;
   }
   return p;
 }

@@ -16,6 +16,10 @@ class AlignedFloats {
  public:
   AlignedFloats() = default;
   explicit AlignedFloats(size_t n);  // zero-filled
+  // Room for n floats left as the allocator gives it: for a buffer the caller writes whole (the
+  // weights' panels are half a gigabyte on GPT-2, and a zero-fill before the copy doubles the
+  // pass over them).
+  static AlignedFloats uninitialized(size_t n);
   float* data() { return data_.get(); }
   const float* data() const { return data_.get(); }
   size_t size() const { return size_; }

@@ -115,6 +115,11 @@ StrictGpt2& StrictGpt2::operator=(StrictGpt2&&) noexcept = default;
 StrictGpt2::~StrictGpt2() = default;
 
 StrictGpt2 StrictGpt2::load(const ModelFiles& files, int64_t decodable_ids) {
+  ThreadTeam team(1);
+  return load(files, decodable_ids, team);
+}
+
+StrictGpt2 StrictGpt2::load(const ModelFiles& files, int64_t decodable_ids, ThreadTeam& team) {
   StrictGpt2 m;
   m.w_ = std::make_unique<Weights>();
   Weights& w = *m.w_;
@@ -138,12 +143,17 @@ StrictGpt2 StrictGpt2::load(const ModelFiles& files, int64_t decodable_ids) {
   w.eps = static_cast<float>(c.layer_norm_epsilon);
   // HF divides by torch.full([], head_dim ** 0.5): Python's double square root, rounded to float.
   w.attn_divisor = static_cast<float>(std::sqrt(static_cast<double>(c.head_dim())));
-  tensors.with("wte.weight", [&](const float* wte) { w.wte = PackedLinear::from_out_in(wte, c.vocab_size, C); });  // [V, C]
   w.wpe = tensors.copy("wpe.weight");  // [n_positions, C]
   w.h.resize(static_cast<size_t>(c.n_layer));
-  for (int64_t i = 0; i < c.n_layer; ++i) {
-    const std::string p = "h." + std::to_string(i) + ".";
-    Weights::Block& b = w.h[static_cast<size_t>(i)];
+  // Packing reads and writes every weight once: the head (the largest) and each block are jobs
+  // of their own, on the team's threads. Packing is copying, so the threads decide no bit.
+  team.run(static_cast<size_t>(c.n_layer) + 1, [&](size_t job) {
+    if (job == 0) {
+      tensors.with("wte.weight", [&](const float* wte) { w.wte = PackedLinear::from_out_in(wte, c.vocab_size, C); });  // [V, C]
+      return;
+    }
+    const std::string p = "h." + std::to_string(job - 1) + ".";
+    Weights::Block& b = w.h[job - 1];
     b.ln_1_weight = tensors.copy(p + "ln_1.weight");
     b.ln_1_bias = tensors.copy(p + "ln_1.bias");
     b.attn_c_attn = load_conv1d(tensors, p + "attn.c_attn", C, 3 * C);
@@ -153,7 +163,7 @@ StrictGpt2 StrictGpt2::load(const ModelFiles& files, int64_t decodable_ids) {
     b.mlp_c_fc = load_conv1d(tensors, p + "mlp.c_fc", C, F);
     b.mlp_c_proj = load_conv1d(tensors, p + "mlp.c_proj", F, C);
     // h.{i}.attn.bias / masked_bias are HF's causal-mask buffers: attention reads only t <= pos.
-  }
+  });
   w.ln_f_weight = tensors.copy("ln_f.weight");
   w.ln_f_bias = tensors.copy("ln_f.bias");
   return m;

@@ -48,6 +48,8 @@ class StrictGpt2 {
   // against config.json (model/gpt2_tensors.hpp) and packs every weight once, in the layout the
   // kernels read. `decodable_ids` as Gpt2Model::load (engine/gpt2_model.hpp): 0 = every id.
   static StrictGpt2 load(const ModelFiles& files, int64_t decodable_ids = 0);
+  // The same, packing on `team`'s threads (the weights are the same bytes on any team).
+  static StrictGpt2 load(const ModelFiles& files, int64_t decodable_ids, ThreadTeam& team);
 
   const Gpt2Config& config() const;
   // Logits per sequence: the decodable ids (vocab_size unless the vocabulary is padded).

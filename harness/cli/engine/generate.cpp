@@ -146,10 +146,10 @@ GenerationResult generate_with_torch(const GenerateRequest& o, const ModelFiles&
 // it, so one source serves, on every thread.
 GenerationResult generate_strict(const GenerateRequest& o, const ModelFiles& files, const Gpt2Tokenizer& tokenizer,
                                  const std::vector<int64_t>& prompt_ids, const TokenObserver& on_token, Console& io) {
-  const strict::StrictGpt2 model = strict::StrictGpt2::load(files, tokenizer.vocab_size());
+  strict::ThreadTeam team(o.threads);
+  const strict::StrictGpt2 model = strict::StrictGpt2::load(files, tokenizer.vocab_size(), team);
   io.err << files.source_note << "\n";
   prepare_runtime_for_runs();
-  strict::ThreadTeam team(o.threads);
   io.err << (o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
                                 : "path: recompute, the article's use_cache=False loop (--no-cache)")
          << "; numerics strict (" << strict::kStrictKernelRevision << ", " << model.kernel_isa() << ") on " << o.threads
