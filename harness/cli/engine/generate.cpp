@@ -116,9 +116,14 @@ std::string format_rate(double tokens_per_second) {
   return text;
 }
 
+// The path line's first part, whatever the numerics.
+std::string loop_path(const GenerateRequest& o) {
+  return o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
+                            : "path: recompute, the article's use_cache=False loop (--no-cache)";
+}
+
 std::string path_line(const GenerateRequest& o, const NumericsSetup& numerics) {
-  std::string line = o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
-                                        : "path: recompute, the article's use_cache=False loop (--no-cache)";
+  std::string line = loop_path(o);
   line += "; numerics " + std::string(to_string(numerics.record.mode));
   if (numerics.record.mode == NumericsMode::tiled) line += " (tile " + std::to_string(numerics.record.tile) + ")";
   line += " on " + std::to_string(numerics.batch.decode_blas_threads) + " BLAS thread" +
@@ -150,9 +155,7 @@ GenerationResult generate_strict(const GenerateRequest& o, const ModelFiles& fil
   const strict::StrictGpt2 model = strict::StrictGpt2::load(files, tokenizer.vocab_size(), team);
   io.err << files.source_note << "\n";
   prepare_runtime_for_runs();
-  io.err << (o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
-                                : "path: recompute, the article's use_cache=False loop (--no-cache)")
-         << "; numerics strict (" << strict::kStrictKernelRevision << ", " << model.kernel_isa() << ") on " << o.threads
+  io.err << loop_path(o) << "; numerics strict (" << strict::kStrictKernelRevision << ", " << model.kernel_isa() << ") on " << o.threads
          << (o.threads == 1 ? " thread" : " threads") << "\n";
   const int64_t reserve = std::min<int64_t>(static_cast<int64_t>(prompt_ids.size()) + o.params.max_new_tokens,
                                             model.config().n_positions);

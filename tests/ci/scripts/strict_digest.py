@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from portable_digest import cpu_model  # noqa: E402
+from portable_digest import compare_digests, cpu_model  # noqa: E402
 from portable_digest import digest_of as portable_digest_of  # noqa: E402
 
 
@@ -59,22 +59,7 @@ def run_strict(binary, model, source_dir, out, isa, only=None):
 
 
 def compare(mine, committed, label, subset=False):
-    failures = []
-    if committed.get("numerics_sha256") != mine["numerics_sha256"]:
-        failures.append(f"{label}: numerics: committed {committed.get('numerics')}, here {mine['numerics']}")
-    if committed.get("model_sha256") != mine["model_sha256"]:
-        failures.append(f"{label}: model: the tiny fixture's model block differs (another fixture generator?)")
-    theirs = committed.get("runs", {})
-    for run in sorted(set(theirs) | set(mine["runs"])):
-        if run not in mine["runs"]:
-            if subset:
-                continue
-            failures.append(f"{label}: {run}: in the digest, not in this evidence")
-        elif run not in theirs:
-            failures.append(f"{label}: {run}: in this evidence, not in the digest")
-        elif theirs[run] != mine["runs"][run]:
-            failures.append(f"{label}: {run}: bits differ from the digest's")
-    return failures
+    return [f"{label}: {f}" for f in compare_digests(mine, committed, subset)]
 
 
 def main() -> int:
