@@ -45,6 +45,7 @@ struct BlessOptions {
   bool accept_regressions = false;
   bool allow_dirty = false;
   bool no_color = false;
+  bool refresh_bits = false;  // also rewrite agreeing runs whose recorded bits differ
 };
 
 constexpr int kExitBlessed = 0;     // every reviewed change is in the golden (or nothing changed)
@@ -351,6 +352,28 @@ BlessDecisions review_on_terminal(const BlessOptions& a, const BlessPlan& plan, 
   return d;
 }
 
+// --refresh-bits: the unchanged runs with bit-only drift (every one, or the --run ones). A file
+// whose numerics change is refreshed whole or not at all: it holds one numerics record.
+std::set<std::string> refresh_asked(const BlessOptions& a, const BlessPlan& plan) {
+  std::set<std::string> out;
+  if (!a.refresh_bits) return out;
+  const std::set<std::string> chosen(a.runs.begin(), a.runs.end());
+  for (const GoldenFilePlan& f : plan.files) {
+    std::vector<std::string> drifted, named;
+    for (const RunReview& r : f.runs)
+      if (r.change == RunChange::unchanged && !r.drift.empty()) {
+        drifted.push_back(r.id);
+        if (chosen.empty() || chosen.count(r.id)) named.push_back(r.id);
+      }
+    if (!f.numerics_change.empty() && !named.empty() && named.size() < drifted.size())
+      throw UsageError("--refresh-bits --run " + named.front() + ": " + f.path + " holds runs of " + f.numerics_change +
+                       " (one numerics record per file), so its " + std::to_string(drifted.size()) +
+                       " drifted runs are refreshed together or not at all; leave out --run for this file's runs, or name all of them");
+    out.insert(named.begin(), named.end());
+  }
+  return out;
+}
+
 // ---- the verb ----
 
 int run_bless(const BlessOptions& a, Console& io) {
@@ -367,12 +390,19 @@ int run_bless(const BlessOptions& a, Console& io) {
   check_chosen_runs(a, plan);
   const std::size_t to_review = plan.count(RunChange::added) + plan.count(RunChange::changed);
   const std::size_t missing = plan.count(RunChange::missing);
-  if (to_review == 0 && (missing == 0 || !a.prune)) {
+  const std::set<std::string> refresh = refresh_asked(a, plan);
+  if (to_review == 0 && (missing == 0 || !a.prune) && refresh.empty()) {
     io.out << format_bless_preview(plan, a.prune);
-    io.out << "bless: " << a.into << " already holds every run of " << a.evidence << "; nothing written\n";
+    io.out << "bless: " << a.into << " already holds every run of " << a.evidence << "; nothing written";
+    const std::size_t drifted = drifted_runs(plan).size();
+    if (drifted > 0 && !a.refresh_bits)
+      io.out << " (" << drifted << " run(s) agree with other bits; --refresh-bits rewrites them)";
+    io.out << "\n";
     return kExitBlessed;
   }
-  const bool interactive = !a.yes && !a.update && a.runs.empty();
+  // Refreshing bits alone was asked for by the flag itself: there is nothing else to decide.
+  const bool only_refresh = to_review == 0 && !(missing > 0 && a.prune);
+  const bool interactive = !a.yes && !a.update && a.runs.empty() && !only_refresh;
   if (interactive && !io.in_is_terminal) {
     io.out << format_bless_preview(plan, a.prune);  // what would change, before the refusal
     throw UsageError("bless: not asking without a terminal (stdin is not a tty); re-run with --yes to bless all " +
@@ -389,14 +419,18 @@ int run_bless(const BlessOptions& a, Console& io) {
   BlessDecisions decisions;
   if (interactive) {
     io.out << format_shared_differences(plan);
+    for (const GoldenFilePlan& f : plan.files)
+      for (const RunReview& r : f.runs)
+        if (refresh.count(r.id)) io.out << format_run_line(f, r, a.prune, {}, refresh) << "\n";
     decisions = review_on_terminal(a, plan, io, tally);
     offer_retirement(plan, decisions, io);
   } else {
     decisions = decide_without_asking(a, plan, tally);
+    decisions.refresh = refresh;
     const std::vector<Replaced> replaced = replaced_runs(plan, decisions);
     std::set<std::string> retired;
     if (a.update) retire(replaced, decisions, retired);
-    io.out << format_bless_preview(plan, a.prune, retired);
+    io.out << format_bless_preview(plan, a.prune, retired, refreshed_runs(plan, decisions));
     if (!retired.empty())
       io.out << "bless: retiring " << retired.size() << " golden run(s) that an accepted new run of their cell replaced ("
              << changes_of(replaced) << "); golden runs the evidence only lacks are kept (--prune removes them)\n";
@@ -404,9 +438,13 @@ int run_bless(const BlessOptions& a, Console& io) {
       io.out << "bless: " << replaced.size() << " golden run(s) were replaced by a new run of their cell (" << changes_of(replaced)
              << "); kept: --prune retires them (and every other missing run); --update retires only these\n";
   }
+  decisions.refresh = refresh;
+  const std::size_t refreshed = refreshed_runs(plan, decisions).size();
   const std::vector<std::string> written = write_golden(plan, decisions, tree.source, a.into);
   for (const std::string& path : written) io.out << "bless: wrote " << path << "\n";
-  io.out << "bless: " << tally.accepted << " accepted, " << tally.rejected << " rejected, " << tally.skipped << " skipped; "
+  io.out << "bless: " << tally.accepted << " accepted, " << tally.rejected << " rejected, " << tally.skipped << " skipped";
+  if (refreshed > 0) io.out << ", " << refreshed << " refreshed (bits only)";
+  io.out << "; "
          << (written.empty() ? std::string("nothing written") : "wrote " + std::to_string(written.size()) + " golden file(s) into " + a.into)
          << " (blessed from commit " << tree.source.commit << (tree.source.dirty ? ", dirty work tree" : "") << ")\n";
   return tally.rejected + tally.skipped == 0 ? kExitBlessed : kExitNotAll;
@@ -443,6 +481,10 @@ void setup_bless(CLI::App& app, VerbContext& ctx) {
   cmd->add_flag("--accept-regressions", a->accept_regressions, "Bless runs whose diff verdict is regression without the extra confirmation");
   cmd->add_flag("--allow-dirty", a->allow_dirty, "Bless although tracked files outside DIR have uncommitted changes");
   cmd->add_flag("--no-color", a->no_color, "No colours in the review's token diff");
+  cmd->add_flag("--refresh-bits", a->refresh_bits,
+                "Also rewrite the runs that agree with the golden but whose recorded bits differ (logits digests,\n"
+                "probabilities within the tolerance, a new numerics mode), each listed with what differs (with --run:\n"
+                "only the named ones). A run whose tokens or verdict changed is never refreshed: it is reviewed as changed");
   on_verb(*cmd, ctx, [a, &ctx] { ctx.exit_code = run_bless(*a, ctx.io); });
 }
 

@@ -6,19 +6,24 @@ namespace genrepro::cli {
 
 void add_numerics_flags(CLI::App& verb, NumericsFlags& flags) {
   verb.add_option("--numerics", flags.mode,
-                  "reference (default: every run's bits as computed alone, today's evidence and goldens) |\n"
-                  "tiled (linear layers in fixed tiles the probe proves batch-invariant: faster, bits of\n"
-                  "its own) | strict (genrepro's own kernels, one fixed order of float operations: the same\n"
-                  "bits on every CPU, thread count and batch; no probe, --cpu-kernels not used);\n"
-                  "recorded in the evidence (docs/numerics.md)")
-      ->capture_default_str();
+                  "strict (default: genrepro's own kernels, one fixed order of float operations: the same\n"
+                  "bits on every CPU, thread count and batch, and the fastest here; no probe) | reference\n"
+                  "(libtorch and the BLAS, every run's bits as computed alone; the default when --cpu-kernels\n"
+                  "or --allow-inexact-batch is given) | tiled (linear layers in fixed tiles the probe proves\n"
+                  "batch-invariant); recorded in the evidence (docs/numerics.md)")
+      ->capture_default_str()
+      ->each([&flags](const std::string&) { flags.mode_given = true; });
   verb.add_option("--batch", flags.batch,
-                  "Runs decoded together in one forward pass [default: reference, the largest batch the\n"
-                  "start-up probe proves keeps every run's bits; tiled, the tile size]");
+                  "Runs decoded together in one forward pass [default: strict, up to 64 (any batch gives\n"
+                  "the same bits); reference, the largest batch the start-up probe proves keeps every run's\n"
+                  "bits; tiled, the tile size]");
   verb.add_flag("--allow-inexact-batch", flags.allow_inexact_batch,
-                "reference: accept a --batch beyond the probe's proof (bits may then differ from a lone\n"
-                "run's; the evidence records it)");
-  add_cpu_kernels_flag(verb, flags.cpu_kernels)->each([&flags](const std::string&) { flags.cpu_kernels_given = true; });
+                "reference (selected by this flag without --numerics): accept a --batch beyond the\n"
+                "probe's proof (bits may then differ from a lone run's; the evidence records it)");
+  CLI::Option* kernels = add_cpu_kernels_flag(verb, flags.cpu_kernels);
+  kernels->description("The library kernels of --numerics reference and tiled (given without --numerics, it\n"
+                       "selects reference): " + kernels->get_description());
+  kernels->each([&flags](const std::string&) { flags.cpu_kernels_given = true; });
 }
 
 CLI::Option* add_cpu_kernels_flag(CLI::App& verb, std::string& cpu_kernels) {
@@ -38,7 +43,10 @@ CpuKernels cpu_kernels_from(const std::string& text) {
 
 NumericsRequest numerics_request_from(const NumericsFlags& flags) {
   NumericsRequest r;
-  const std::optional<NumericsMode> mode = parse_numerics_mode(flags.mode);
+  // The library kernels' flags ask for the library numerics; strict has neither knob.
+  const bool library_flags = flags.cpu_kernels_given || flags.allow_inexact_batch;
+  const std::optional<NumericsMode> mode =
+      !flags.mode_given && library_flags ? NumericsMode::reference : parse_numerics_mode(flags.mode);
   if (!mode) throw UsageError("--numerics " + flags.mode + ": allowed: reference, tiled, strict");
   r.mode = *mode;
   if (flags.batch && (*flags.batch < 1 || *flags.batch > kMaxBatch))
@@ -54,6 +62,9 @@ NumericsRequest numerics_request_from(const NumericsFlags& flags) {
     throw UsageError("--cpu-kernels " + flags.cpu_kernels +
                      ": not used by --numerics strict (its own kernels give the same bits on every CPU; "
                      "GENREPRO_STRICT_ISA only chooses their vector code)");
+  // Nothing of the libraries decides a strict bit, so nothing is pinned: portable's pins would
+  // refuse the CPUs strict exists for (no AVX2, ARM).
+  if (r.mode == NumericsMode::strict) r.cpu_kernels = CpuKernels::native;
   return r;
 }
 

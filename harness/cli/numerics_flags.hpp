@@ -12,7 +12,8 @@
 namespace genrepro::cli {
 
 struct NumericsFlags {
-  std::string mode = "reference";
+  std::string mode = "strict";
+  bool mode_given = false;  // --cpu-kernels or --allow-inexact-batch without --numerics mean reference
   std::optional<int64_t> batch;
   bool allow_inexact_batch = false;
   std::string cpu_kernels = "portable";

@@ -77,7 +77,7 @@ std::map<std::string, std::vector<std::string>> offered_axes(int threads) {
   // Every OpenBLAS core this CPU can execute (one it lacks the instructions for would crash).
   for (const std::string& core : executable_openblas_cores(this_cpu_flags())) axes["kernels"].push_back("native:" + core);
   for (int t = 1; t <= threads; ++t) axes["threads"].push_back(std::to_string(t));
-  axes["numerics"] = {"reference", "tiled"};
+  axes["numerics"] = {"reference", "tiled", "strict"};
   axes["batch"] = {"1", "proven", "4-inexact", "16-inexact"};
   axes["cache"] = {kCacheAsWritten, "recompute", "cached"};
   for (const BlasLibrary& b : installed_blas_libraries()) axes["blas"].push_back(b.name);
@@ -266,8 +266,14 @@ ChildCommand child_command(const SensitivityOptions& o, const std::map<std::stri
   if (o.model.require_real) c.args.push_back("--require-real-model");
   c.args.insert(c.args.end(), {"--out", out, "--threads", cell.at("threads")});
   const std::string& kernels = cell.at("kernels");
+  const bool strict = cell.at("numerics") == "strict";
+  c.args.insert(c.args.end(), {"--numerics", cell.at("numerics")});
   c.env_unset = {kOpenblasCoretypeEnv, kAtenCpuCapabilityEnv};
-  if (kernels == "portable" && !blas_library(cell.at("blas")).openblas) {
+  if (strict) {
+    // Strict numerics take no --cpu-kernels (their own kernels decide the bits): a kernels cell
+    // still loads the OpenBLAS core it names, which is what shows it changes nothing.
+    if (kernels.rfind("native:", 0) == 0) c.env_set[kOpenblasCoretypeEnv] = kernels.substr(std::strlen("native:"));
+  } else if (kernels == "portable" && !blas_library(cell.at("blas")).openblas) {
     // run refuses portable with a BLAS that is not OpenBLAS (it cannot pin Haswell kernels
     // there); native with ATen pinned to portable's AVX2 keeps every kernel but the BLAS's.
     c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
@@ -276,12 +282,14 @@ ChildCommand child_command(const SensitivityOptions& o, const std::map<std::stri
     c.args.insert(c.args.end(), {"--cpu-kernels", "native"});
     c.env_set[kOpenblasCoretypeEnv] = kernels.substr(std::strlen("native:"));
   }
-  if (cell.at("numerics") == "tiled") c.args.insert(c.args.end(), {"--numerics", "tiled"});
   if (!library_path.empty()) c.env_set["LD_LIBRARY_PATH"] = library_path;
   const std::string& batch = cell.at("batch");
   if (batch == "1") c.args.insert(c.args.end(), {"--batch", "1"});
-  if (batch.find("-inexact") != std::string::npos)
-    c.args.insert(c.args.end(), {"--batch", batch.substr(0, batch.find('-')), "--allow-inexact-batch"});
+  if (batch.find("-inexact") != std::string::npos) {
+    // Every strict batch is exact by construction: the same batch, nothing to allow.
+    c.args.insert(c.args.end(), {"--batch", batch.substr(0, batch.find('-'))});
+    if (!strict) c.args.push_back("--allow-inexact-batch");
+  }
   return c;
 }
 

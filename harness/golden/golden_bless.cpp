@@ -94,7 +94,44 @@ void check_writable_target(const std::string& path, const char* what) {
   if (!fs::is_regular_file(st)) throw EvidenceError(path + ": " + what + " exists and is not a regular file; remove it or bless into another directory");
 }
 
+// "numerics reference -> strict" when the two files' bits were computed differently, else empty.
+std::string numerics_change(const GoldenFilePlan& p) {
+  const NumericsRecord none;
+  const OrderedJson g = numerics_identity_json(p.golden && p.golden->numerics ? *p.golden->numerics : none);
+  const OrderedJson n = numerics_identity_json(p.incoming.numerics ? *p.incoming.numerics : none);
+  if (g == n) return "";
+  const auto mode = [](const OrderedJson& j) { return j.value("mode", std::string("?")); };
+  if (mode(g) != mode(n)) return "numerics " + mode(g) + " \u2192 " + mode(n);
+  return "numerics " + g.dump() + " \u2192 " + n.dump();
+}
+
+// What an agreeing run's record differs in (RunReview::drift): how many steps' records differ,
+// whether the logits digests say the logits did, the largest probability change, the numerics.
+std::string drift_of(const RunRecord& golden, const RunRecord& current, const RunDiff& d, const std::string& numerics) {
+  OrderedJson g = run_to_json(golden), c = run_to_json(current);
+  for (OrderedJson* j : {&g, &c}) {
+    j->erase("timing");  // volatile
+    j->erase("index");   // where the run sits in its evidence, not what it computed
+  }
+  std::vector<std::string> parts;
+  if (g != c) {
+    const OrderedJson &gs = g["steps"], &cs = c["steps"];
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < gs.size() && i < cs.size(); ++i) differing += gs[i] != cs[i];
+    std::string s = std::to_string(differing) + " of " + std::to_string(cs.size()) + " steps' records differ";
+    if (d.logits_identical && !*d.logits_identical) s += " (logits digests from " + new_token_label(d.logits_first_difference_step.value_or(0)) + ")";
+    if (d.max_prob_difference > 0) s += ", largest |\u0394 prob| " + show_delta(d.max_prob_difference);
+    parts.push_back(s);
+  }
+  if (!numerics.empty() && !parts.empty()) parts.push_back(numerics);
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
+  return out;
+}
+
 void add_reviews(GoldenFilePlan& p, const EvidenceDiffOptions& options) {
+  if (p.golden) p.numerics_change = numerics_change(p);
+  const std::string& numerics = p.numerics_change;
   std::map<std::string, std::size_t> golden_index;
   if (p.golden)
     for (std::size_t i = 0; i < p.golden->runs.size(); ++i) golden_index.emplace(p.golden->runs[i].id, i);
@@ -112,7 +149,10 @@ void add_reviews(GoldenFilePlan& p, const EvidenceDiffOptions& options) {
       r.golden = it->second;
       RunDiff d = diff_run(p.golden->runs[it->second], run, options.prob_tolerance);
       r.change = d.verdict == Verdict::agree ? RunChange::unchanged : RunChange::changed;
-      if (r.change == RunChange::changed) r.diff = std::move(d);
+      if (r.change == RunChange::changed)
+        r.diff = std::move(d);
+      else
+        r.drift = drift_of(p.golden->runs[it->second], run, d, numerics);
     }
     p.runs.push_back(std::move(r));
   }
@@ -243,11 +283,29 @@ void write_shared(std::ostringstream& o, const char* heading, const std::vector<
 
 std::string file_name_of(const GoldenFilePlan& p) { return fs::path(p.path).filename().string(); }
 
-std::string file_summary(const GoldenFilePlan& p, bool prune, const std::set<std::string>& retired) {
+// ", 3 with other bits (refreshed)" for the unchanged runs whose records drifted in bits only.
+std::string drift_summary(const GoldenFilePlan& p, const std::set<std::string>& refresh) {
+  std::size_t drifted = 0, refreshed = 0;
+  for (const RunReview& r : p.runs)
+    if (r.change == RunChange::unchanged && !r.drift.empty()) {
+      ++drifted;
+      refreshed += refresh.count(r.id);
+    }
+  if (drifted == 0) return "";
+  if (refreshed == drifted) return ", " + std::to_string(drifted) + " with other bits (refreshed)";
+  if (refreshed == 0) return ", " + std::to_string(drifted) + " with other bits (left as is; --refresh-bits refreshes them)";
+  return ", " + std::to_string(drifted) + " with other bits (" + std::to_string(refreshed) + " refreshed)";
+}
+
+std::string file_summary(const GoldenFilePlan& p, bool prune, const std::set<std::string>& retired, const std::set<std::string>& refresh) {
   if (!p.exists()) return "new, " + std::to_string(p.runs.size()) + " runs";
   const std::size_t changed = p.count(RunChange::changed), added = p.count(RunChange::added),
                     missing = p.count(RunChange::missing), same = p.count(RunChange::unchanged);
-  if (changed + added + missing == 0) return "agrees, left as is, " + std::to_string(same) + " runs";
+  if (changed + added + missing == 0) {
+    const std::string drift = drift_summary(p, refresh);
+    if (drift.find("refreshed)") != std::string::npos) return "agrees, " + std::to_string(same) + " runs" + drift;
+    return "agrees, left as is, " + std::to_string(same) + " runs" + drift;
+  }
   std::string s = "changes: ";
   std::vector<std::string> parts;
   if (changed) parts.push_back(std::to_string(changed) + " changed");
@@ -260,7 +318,7 @@ std::string file_summary(const GoldenFilePlan& p, bool prune, const std::set<std
     parts.push_back(std::to_string(missing - replaced) + " missing from the evidence (" + (prune ? "pruned" : "kept") + ")");
   parts.push_back(std::to_string(same) + " unchanged");
   for (std::size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
-  return s;
+  return s + drift_summary(p, refresh);
 }
 
 // ---- blessed.tsv ----
@@ -382,31 +440,38 @@ BlessPlan plan_bless(const EvidenceFile& evidence, const std::string& into_dir, 
 
 std::optional<OrderedJson> compose_golden(const GoldenFilePlan& plan, const BlessDecisions& decisions) {
   bool any_accepted = false, any_change = false;
+  for (const RunReview& r : plan.runs) {
+    const bool taken = r.needs_decision() ? accepted(decisions, r.id)
+                                          : r.change == RunChange::unchanged && !r.drift.empty() && decisions.refresh.count(r.id);
+    any_accepted = any_accepted || taken;
+    any_change = any_change || taken || (r.change == RunChange::missing && pruned(decisions, r.id));
+  }
+  if (!any_change) return std::nullopt;
+  // A file holds one numerics record: when it takes the evidence's and that differs from the
+  // golden's, every run it keeps from both sides must be the evidence's.
+  const bool file_takes_new_numerics = any_accepted && !plan.numerics_change.empty();
   std::vector<RunRecord> out;
   std::vector<std::size_t> kept_missing;
   for (const RunReview& r : plan.runs) {
     switch (r.change) {
       case RunChange::added:
       case RunChange::changed:
-        if (accepted(decisions, r.id)) {
+        if (accepted(decisions, r.id))
           out.push_back(*plan.current_run(r));
-          any_accepted = any_change = true;
-        } else if (r.change == RunChange::changed) {
+        else if (r.change == RunChange::changed)
           out.push_back(*plan.golden_run(r));
-        }
         break;
-      case RunChange::unchanged:
-        out.push_back(*plan.current_run(r));
+      case RunChange::unchanged: {
+        // A drifted run keeps its golden record unless refreshed (or the numerics move with the file).
+        const bool from_evidence = r.drift.empty() || decisions.refresh.count(r.id) || file_takes_new_numerics;
+        out.push_back(from_evidence ? *plan.current_run(r) : *plan.golden_run(r));
         break;
+      }
       case RunChange::missing:
-        if (pruned(decisions, r.id))
-          any_change = true;
-        else
-          kept_missing.push_back(*r.golden);
+        if (!pruned(decisions, r.id)) kept_missing.push_back(*r.golden);
         break;
     }
   }
-  if (!any_change) return std::nullopt;
   insert_kept_missing(plan, kept_missing, out);
   if (out.empty())  // every golden run pruned and no new run accepted
     throw EvidenceError(plan.path + ": the decisions would leave the golden file with no runs; if the experiment is gone, "
@@ -440,7 +505,8 @@ std::string paired_change_text(const RunReview& run) {
 
 }  // namespace
 
-std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune, const std::set<std::string>& retired) {
+std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune, const std::set<std::string>& retired,
+                            const std::set<std::string>& refresh) {
   std::string line = file_name_of(file) + ": " + to_string(run.change) + " run " + printable(run.id) + ": ";
   switch (run.change) {
     case RunChange::added: {
@@ -450,7 +516,12 @@ std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bo
       break;
     }
     case RunChange::changed: line += printable(run_difference_line(*run.diff)); break;
-    case RunChange::unchanged: line += "agrees with the golden"; break;
+    case RunChange::unchanged:
+      line += "agrees with the golden";
+      if (!run.drift.empty())
+        line += "; bits only: " + printable(run.drift) +
+                (refresh.count(run.id) ? "; refreshed (--refresh-bits)" : "; left as is (--refresh-bits refreshes it)");
+      break;
     case RunChange::missing:
       if (run.paired_with && retired.count(run.id)) {
         line += "in the golden, not in the evidence: retired, replaced by new run " + printable(*run.paired_with) + " of its cell" +
@@ -503,15 +574,38 @@ std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, 
          "  golden: " + side(*g, kRed, "[-", "-]") + "\n" + "  new:    " + side(*n, kGreen, "{+", "+}") + "\n";
 }
 
-std::string format_bless_preview(const BlessPlan& plan, bool prune, const std::set<std::string>& retired) {
+std::string format_bless_preview(const BlessPlan& plan, bool prune, const std::set<std::string>& retired,
+                                 const std::set<std::string>& refresh) {
   std::ostringstream o;
   o << format_shared_differences(plan);
   for (const GoldenFilePlan& f : plan.files)
     for (const RunReview& r : f.runs)
-      if (r.change != RunChange::unchanged && (f.exists() || r.change != RunChange::added))
-        o << format_run_line(f, r, prune, retired) << "\n";
-  for (const GoldenFilePlan& f : plan.files) o << "bless: " << f.path << ": " << file_summary(f, prune, retired) << "\n";
+      if ((r.change != RunChange::unchanged || !r.drift.empty()) && (f.exists() || r.change != RunChange::added))
+        o << format_run_line(f, r, prune, retired, refresh) << "\n";
+  for (const GoldenFilePlan& f : plan.files) o << "bless: " << f.path << ": " << file_summary(f, prune, retired, refresh) << "\n";
   return o.str();
+}
+
+std::set<std::string> refreshed_runs(const BlessPlan& plan, const BlessDecisions& decisions) {
+  std::set<std::string> out;
+  for (const GoldenFilePlan& f : plan.files) {
+    bool accepted_any = false;
+    for (const RunReview& r : f.runs)
+      accepted_any = accepted_any || (r.needs_decision() ? accepted(decisions, r.id)
+                                                         : !r.drift.empty() && decisions.refresh.count(r.id) > 0);
+    const bool whole_file = accepted_any && !f.numerics_change.empty();
+    for (const RunReview& r : f.runs)
+      if (r.change == RunChange::unchanged && !r.drift.empty() && (whole_file || decisions.refresh.count(r.id))) out.insert(r.id);
+  }
+  return out;
+}
+
+std::vector<std::string> drifted_runs(const BlessPlan& plan) {
+  std::vector<std::string> ids;
+  for (const GoldenFilePlan& f : plan.files)
+    for (const RunReview& r : f.runs)
+      if (r.change == RunChange::unchanged && !r.drift.empty()) ids.push_back(r.id);
+  return ids;
 }
 
 void write_json_atomically(const std::string& path, const OrderedJson& doc) {

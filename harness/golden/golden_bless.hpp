@@ -53,6 +53,10 @@ struct RunReview {
   // framework keys included ("framework article → llama.cpp, min_p 0 → 0.05"); empty: no partner.
   std::optional<std::string> paired_with;
   std::string paired_change;
+  // unchanged: what the two records differ in although diff says they agree (logits digests,
+  // probabilities within the tolerance, the numerics that computed them): bit-only drift, which
+  // only --refresh-bits writes. Empty when the evidence records the run exactly as the golden does.
+  std::string drift;
   bool is_regression() const { return diff && diff->verdict == Verdict::regression; }
   bool needs_decision() const { return change == RunChange::added || change == RunChange::changed; }
 };
@@ -66,6 +70,10 @@ struct GoldenFilePlan {
   std::vector<RunReview> runs;    // the evidence's runs in its order, then missing ones in the golden's order
   std::vector<ValueDifference> environment;  // against the golden file (likely causes, never failures)
   std::vector<ValueDifference> provenance;
+  // "numerics reference → strict" when the golden file's runs were computed in other numerics than
+  // the evidence's (mode, tile, kernel revision, CPU kernels); empty when the same. A file holds one
+  // numerics record, so when it is written its drifted runs all come from the evidence.
+  std::string numerics_change;
   bool exists() const { return golden.has_value(); }
   std::size_t count(RunChange c) const;
   const RunRecord* golden_run(const RunReview& r) const { return r.golden ? &golden->runs[*r.golden] : nullptr; }
@@ -84,6 +92,9 @@ struct BlessDecisions {
   std::map<std::string, Decision> runs;  // by run id; a run not listed is skipped
   bool prune = false;                    // remove golden runs missing from the evidence
   std::set<std::string> prune_only;      // when not empty, prune only these missing runs (--run)
+  // unchanged runs with bit-only drift whose evidence record replaces the golden's (--refresh-bits);
+  // a run whose tokens or verdict changed is never here: it is reviewed as changed
+  std::set<std::string> refresh;
 };
 
 // Throws EvidenceError unless `name` is a name experiment files allow; `where` names the file
@@ -113,7 +124,7 @@ std::string format_shared_differences(const BlessPlan& plan);
 // Missing runs say whether they are kept or pruned; one in `retired` (a missing run an accepted
 // new run of its cell replaced, which bless --update removes) says so and names its replacement.
 std::string format_run_line(const GoldenFilePlan& file, const RunReview& run, bool prune,
-                            const std::set<std::string>& retired = {});
+                            const std::set<std::string>& retired = {}, const std::set<std::string>& refresh = {});
 
 // The two continuations from a few tokens before their first difference: the common tokens,
 // then each side's own tokens (red for the golden's, green for the new's when `color`). Token
@@ -122,7 +133,15 @@ std::string format_token_diff(const GoldenFilePlan& file, const RunReview& run, 
 
 // The whole preview for a non-interactive bless (--yes, --run): the shared differences, each
 // file's changed/new/missing runs, and one line per file.
-std::string format_bless_preview(const BlessPlan& plan, bool prune, const std::set<std::string>& retired = {});
+// Unchanged runs with bit-only drift are listed too, as refreshed when in `refresh`.
+std::string format_bless_preview(const BlessPlan& plan, bool prune, const std::set<std::string>& retired = {},
+                                 const std::set<std::string>& refresh = {});
+
+// The unchanged runs whose records drifted in bits only (RunReview::drift), every file.
+std::vector<std::string> drifted_runs(const BlessPlan& plan);
+// The drifted runs that `decisions` write from the evidence: the refreshed ones, and every drifted
+// run of a file that takes the evidence's numerics record (a file holds one).
+std::set<std::string> refreshed_runs(const BlessPlan& plan, const BlessDecisions& decisions);
 
 // Where a bless came from, for DIR/blessed.tsv.
 struct BlessSource {

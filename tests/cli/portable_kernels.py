@@ -63,7 +63,9 @@ class Checks:
 
     def run(self, name, flags=(), env=None):
         out = os.path.join(self.a.scratch, name + ".json")
-        p = self.genrepro(["run", *self.experiments, "--model", self.a.model, "--out", out, *flags], env)
+        # The library kernels are reference's and tiled's; run's default numerics (strict) has none.
+        mode = [] if "--numerics" in flags else ["--numerics", "reference"]
+        p = self.genrepro(["run", *self.experiments, "--model", self.a.model, "--out", out, *mode, *flags], env)
         if p.returncode == 2 and "--cpu-kernels portable" in p.stderr:
             self.refused_portable = p.stderr.strip()
         if p.returncode != 0:
@@ -136,10 +138,15 @@ def main() -> int:
                       f"diff portable vs native (exit {d.returncode}) does not name cpu_kernels.blas_core: {d.stdout[-1500:]}")
 
     # Unhonourable requests: exit 2, one line naming the setting.
-    hidden = c.genrepro(["run", c.experiments[0], "--model", a.model, "--out", os.path.join(a.scratch, "x.json")],
-                        {"GENREPRO_TEST_HIDE_CPU_FEATURES": "avx2"})
+    hidden = c.genrepro(["run", c.experiments[0], "--model", a.model, "--numerics", "reference",
+                         "--out", os.path.join(a.scratch, "x.json")], {"GENREPRO_TEST_HIDE_CPU_FEATURES": "avx2"})
     c.fail_unless(hidden.returncode == 2 and "no avx2" in hidden.stderr and hidden.stderr.count("\n") == 1,
                   f"portable on a CPU without AVX2: exit {hidden.returncode}, stderr {hidden.stderr!r}")
+    # Strict numerics (the default) pin nothing: such a CPU runs them.
+    strict = c.genrepro(["run", c.experiments[0], "--model", a.model, "--out", os.path.join(a.scratch, "strict.json")],
+                        {"GENREPRO_TEST_HIDE_CPU_FEATURES": "avx2"})
+    c.fail_unless(strict.returncode == 0 and "numerics strict" in strict.stderr,
+                  f"strict (the default) on a CPU without AVX2: exit {strict.returncode}, stderr {strict.stderr!r}")
     native_ok = c.genrepro(["env", "--cpu-kernels", "native"], {"GENREPRO_TEST_HIDE_CPU_FEATURES": "avx2"})
     c.fail_unless(native_ok.returncode == 0, f"native on a CPU without AVX2: exit {native_ok.returncode}")
     if os.path.exists(REFERENCE_BLAS):

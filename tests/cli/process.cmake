@@ -54,7 +54,7 @@ genrepro_cli_test(NAME cli.process.sample_ragged_rows_exit2 EXIT 2 ONE_LINE_STDE
 # The engine opened on first use: the model note and the stop line are all of stderr.
 genrepro_cli_test(NAME cli.process.generate_exit0 EXIT 0 NEEDS_MODEL
   STDOUT "^\\[[0-9]+(,[0-9]+){4}\\]\n$"
-  STDERR "^model: [^\n]* \\(from --model\\)\npath: KV cache [^\n]*numerics reference[^\n]*\nstop: max_new_tokens after 5 new tokens \\(greedy, kv cache\\)\nspeed: [0-9.]+ new tokens/s in the loop [^\n]*\n$"
+  STDERR "^model: [^\n]* \\(from --model\\)\npath: KV cache [^\n]*numerics strict[^\n]*\nstop: max_new_tokens after 5 new tokens \\(greedy, kv cache\\)\nspeed: [0-9.]+ new tokens/s in the loop [^\n]*\n$"
   COMMAND ${_gen} --model ${GENREPRO_TINY_MODEL} --ids)
 # NaN weights pass the load checks; their distribution is stopped before torch::multinomial sees
 # it (engine/generation_loop.cpp, at the logits): bad input, exit 2, and after the model note exactly one line.

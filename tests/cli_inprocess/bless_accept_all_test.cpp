@@ -113,11 +113,11 @@ TEST_F(BlessRetire, OffersToRetireTheIdsANewRunReplaced) {
     EXPECT_EQ(r.exit, 0) << r.out << r.err;
     EXPECT_EQ(golden_ids(into), new_ids);
     // The golden now agrees with the new evidence, run for run, and it kept the numerics record
-    // (mode and CPU kernels), so diff has no numerics difference to list.
+    // (mode and kernel revision), so diff has no numerics difference to list.
     const CliResult d = genrepro({"diff", into, new_runs});
     EXPECT_EQ(d.exit, 0) << d.out;
     EXPECT_FALSE(Searches("numerics", d.out)) << d.out;
-    EXPECT_EQ(read_json(fs::path(into) / "cells.json")["numerics"]["cpu_kernels"]["setting"], "portable");
+    EXPECT_EQ(read_json(fs::path(into) / "cells.json")["numerics"]["mode"], "strict");
   }
   {
     // Off a terminal nothing is asked: the old ids are kept, and bless says how to retire them.

@@ -143,7 +143,7 @@ Interrupted run_interrupted(const std::string& grid, const std::string& out, int
     }
   });
   Interrupted r;
-  r.result = genrepro({"run", grid, "--model", tiny_model(), "--out", out});
+  r.result = genrepro({"run", grid, "--model", tiny_model(), "--numerics", "reference", "--out", out});
   done.store(true);
   watcher.join();
   r.sent = sent.load();
@@ -155,7 +155,7 @@ class RunInterrupted : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new ScratchDir("interrupt");
     grid_ = dir_->write("mixed.json", kMixedGrid);
-    const CliResult r = genrepro({"run", grid_, "--model", tiny_model(), "--out", *dir_ / "reference.json"});
+    const CliResult r = genrepro({"run", grid_, "--model", tiny_model(), "--numerics", "reference", "--out", *dir_ / "reference.json"});
     ASSERT_EQ(r.exit, 0) << r.err;
     reference_ = new json(stripped(*dir_ / "reference.json"));
   }
@@ -186,11 +186,11 @@ class RunInterrupted : public ::testing::Test {
     EXPECT_NE(r.result.err.find("interrupted by " + name), std::string::npos) << r.result.err;
     EXPECT_NE(r.result.err.find(said), std::string::npos) << "expected '" << said << "' in: " << r.result.err;
 
-    const CliResult again = genrepro({"run", grid_, "--model", tiny_model(), "--out", out});
+    const CliResult again = genrepro({"run", grid_, "--model", tiny_model(), "--numerics", "reference", "--out", out});
     EXPECT_EQ(again.exit, 2) << again.err;
     EXPECT_NE(again.err.find("add --resume"), std::string::npos) << again.err;
 
-    const CliResult resumed = genrepro({"run", grid_, "--model", tiny_model(), "--out", out, "--resume"});
+    const CliResult resumed = genrepro({"run", grid_, "--model", tiny_model(), "--numerics", "reference", "--out", out, "--resume"});
     ASSERT_EQ(resumed.exit, 0) << resumed.err;
     const std::string resuming = "resuming: " + std::to_string(kept) + " finished run(s) kept";
     EXPECT_NE(resumed.err.find(resuming), std::string::npos) << "expected '" << resuming << "' in: " << resumed.err;

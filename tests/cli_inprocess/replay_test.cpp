@@ -2,6 +2,7 @@
 // with exit 0 (same build, same paths); one step's prob changed -> exit 1 naming the run; another
 // model's weights, bad flags, a missing file -> exit 2 with one line. Strict evidence replays on
 // the strict forward, bit for bit; a GOLDEN mixing it with other numerics is refused.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ class Replay : public ::testing::TestWithParam<CliCase> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir("replay");
+    // Reference numerics: the replay's libtorch forward paths, and the mixed GOLDEN's other half.
     const std::vector<std::string> args = {"run", source_path("tests/cli/data/replay/small.json"), "--model", tiny_model(),
-                                           "--out", *dir_ / "evidence.json"};
+                                           "--numerics", "reference", "--out", *dir_ / "evidence.json"};
     const CliResult made = genrepro(args);
     ASSERT_EQ(made.exit, 0) << describe(args, made);
     ASSERT_TRUE(Searches(R"re(wrote .*evidence.json \(5 runs\))re", made.out));
@@ -55,7 +57,7 @@ class Replay : public ::testing::TestWithParam<CliCase> {
     // The same runs in strict numerics; and a directory of strict and reference evidence.
     std::vector<std::string> strict_args = args;
     strict_args.back() = *dir_ / "strict.json";
-    strict_args.insert(strict_args.end() - 2, {"--numerics", "strict"});
+    *std::find(strict_args.begin(), strict_args.end(), "reference") = "strict";
     const CliResult strict = genrepro(strict_args);
     ASSERT_EQ(strict.exit, 0) << describe(strict_args, strict);
     // Golden files must not share run ids: the strict file beside the reference one holds the

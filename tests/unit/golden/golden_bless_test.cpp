@@ -227,6 +227,72 @@ TEST_F(GoldenBless, OnlyAcceptedRunsChange) {
   EXPECT_FALSE(compose_golden(plan.files[0], d)) << "nothing accepted, nothing pruned: the file is left alone";
 }
 
+// Bit-only drift: the same tokens and verdict, other recorded values (here a probability moved
+// within the tolerance, as another numerics mode moves it). Listed with what differs; written
+// only for the runs --refresh-bits names.
+TEST_F(GoldenBless, BitOnlyDriftIsListedAndRefreshedOnlyWhenAsked) {
+  const EvidenceFile old_e{"e.json", evidence_of({run_of("x/a", "x", 5), run_of("x/b", "x", 6)})};
+  const BlessPlan first = plan_bless(old_e, golden());
+  write_golden(first, accept_all(first), kSource, golden());
+  RunRecord drifted = test::make_run("x/a", DecodeMode::greedy, {test::make_step(0, 5, {{5, 0.50002}})}, "x");
+  const BlessPlan plan = plan_bless(EvidenceFile{"e2.json", evidence_of({drifted, run_of("x/b", "x", 6)})}, golden());
+  const GoldenFilePlan& f = plan.files[0];
+  ASSERT_EQ(f.runs.size(), 2u);
+  EXPECT_EQ(f.runs[0].change, RunChange::unchanged) << "within the tolerance diff agrees";
+  EXPECT_THAT(f.runs[0].drift, HasSubstr("1 of 1 steps' records differ"));
+  EXPECT_THAT(f.runs[0].drift, HasSubstr("largest |\u0394 prob| 2e-05"));
+  EXPECT_EQ(f.runs[1].drift, "") << "recorded exactly as the golden has it";
+  EXPECT_EQ(drifted_runs(plan), std::vector<std::string>{id("x/a", "x")});
+
+  BlessDecisions none;
+  EXPECT_FALSE(compose_golden(f, none)) << "a plain bless leaves bit-only drift as is";
+  EXPECT_THAT(format_bless_preview(plan, false), HasSubstr("bits only: 1 of 1 steps' records differ"));
+  EXPECT_THAT(format_bless_preview(plan, false), HasSubstr("left as is (--refresh-bits refreshes it)"));
+  EXPECT_THAT(format_bless_preview(plan, false),
+              HasSubstr("x.json: agrees, left as is, 2 runs, 1 with other bits (left as is; --refresh-bits refreshes them)"));
+
+  BlessDecisions refresh;
+  refresh.refresh = {id("x/a", "x")};
+  const std::optional<OrderedJson> doc = compose_golden(f, refresh);
+  ASSERT_TRUE(doc);
+  EXPECT_DOUBLE_EQ((*doc)["runs"][0]["steps"][0]["prob"].get<double>(), 0.50002);
+  EXPECT_THAT(format_bless_preview(plan, false, {}, refresh.refresh), HasSubstr("refreshed (--refresh-bits)"));
+  EXPECT_THAT(format_bless_preview(plan, false, {}, refresh.refresh), HasSubstr("x.json: agrees, 2 runs, 1 with other bits (refreshed)"));
+}
+
+// With the same numerics a drifted run not named keeps its golden record, also when another run of
+// its file is written.
+TEST_F(GoldenBless, ADriftedRunNotRefreshedKeepsItsGoldenRecord) {
+  const EvidenceFile old_e{"e.json", evidence_of({run_of("x/a", "x", 5), run_of("x/b", "x", 6)})};
+  const BlessPlan first = plan_bless(old_e, golden());
+  write_golden(first, accept_all(first), kSource, golden());
+  RunRecord drifted = test::make_run("x/a", DecodeMode::greedy, {test::make_step(0, 5, {{5, 0.50002}})}, "x");
+  const BlessPlan plan = plan_bless(EvidenceFile{"e2.json", evidence_of({drifted, run_of("x/b", "x", 9)})}, golden());
+  const GoldenFilePlan& f = plan.files[0];
+  ASSERT_EQ(f.runs[1].change, RunChange::changed);
+  BlessDecisions d;
+  d.runs[id("x/b", "x")] = Decision::accept;
+  const std::optional<OrderedJson> doc = compose_golden(f, d);
+  ASSERT_TRUE(doc);
+  EXPECT_DOUBLE_EQ((*doc)["runs"][0]["steps"][0]["prob"].get<double>(), 0.5) << "not refreshed: the golden's record";
+  EXPECT_EQ((*doc)["runs"][1]["output_ids"][0], 9);
+  EXPECT_TRUE(refreshed_runs(plan, d).empty());
+}
+
+// A refresh never carries a token change: a changed run is reviewed, whatever the refresh set says.
+TEST_F(GoldenBless, RefreshNeverWritesAChangedRun) {
+  const EvidenceFile old_e{"e.json", evidence_of({run_of("x/a", "x", 5)})};
+  const BlessPlan first = plan_bless(old_e, golden());
+  write_golden(first, accept_all(first), kSource, golden());
+  const BlessPlan plan = plan_bless(EvidenceFile{"e2.json", evidence_of({run_of("x/a", "x", 9)})}, golden());
+  ASSERT_EQ(plan.files[0].runs[0].change, RunChange::changed);
+  EXPECT_EQ(plan.files[0].runs[0].drift, "");
+  EXPECT_TRUE(drifted_runs(plan).empty());
+  BlessDecisions refresh;
+  refresh.refresh = {id("x/a", "x")};
+  EXPECT_FALSE(compose_golden(plan.files[0], refresh)) << "the changed run was not accepted: the golden keeps its tokens";
+}
+
 TEST_F(GoldenBless, ARegressionIsMarked) {
   const EvidenceFile old_e{"e.json", evidence_of({run_of("greedy/a", "greedy", 5)})};
   const BlessPlan first = plan_bless(old_e, golden());
