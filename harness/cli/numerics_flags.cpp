@@ -1,5 +1,6 @@
 #include "cli/numerics_flags.hpp"
 
+#include "util/build_features.hpp"
 #include "util/errors.hpp"
 
 namespace genrepro::cli {
@@ -49,6 +50,11 @@ NumericsRequest numerics_request_from(const NumericsFlags& flags) {
       !flags.mode_given && library_flags ? NumericsMode::reference : parse_numerics_mode(flags.mode);
   if (!mode) throw UsageError("--numerics " + flags.mode + ": allowed: reference, tiled, strict");
   r.mode = *mode;
+  if (!kBuiltWithLibtorch && r.mode != NumericsMode::strict)
+    throw UsageError((flags.mode_given ? "--numerics " + flags.mode
+                                       : std::string(flags.cpu_kernels_given ? "--cpu-kernels" : "--allow-inexact-batch") +
+                                             " (reference numerics)") +
+                     ": " + kLibtorchNeeded);
   if (flags.batch && (*flags.batch < 1 || *flags.batch > kMaxBatch))
     throw UsageError("--batch " + std::to_string(*flags.batch) + ": allowed: a whole number from 1 to " +
                      std::to_string(kMaxBatch));

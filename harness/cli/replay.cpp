@@ -1,11 +1,14 @@
 // genrepro replay GOLDEN: teacher-force the golden tokens through this build and report how far
 // each golden token's log-probability drifted (docs/diff.md, "replay").
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "cli/flag_kinds.hpp"
 #include "cli/numerics_flags.hpp"
+#include "util/build_features.hpp"
+#include "util/errors.hpp"
 #include "cli/verbs.hpp"
 #include "evidence/evidence.hpp"
 #include "compare/replay_report.hpp"
@@ -36,6 +39,13 @@ ReplayRequest replay_request_from(const ReplayOptions& a) {
   r.json = a.json;
   r.allow_model_mismatch = a.allow_model_mismatch;
   r.cpu_kernels = cpu_kernels_from(a.cpu_kernels);
+  // Strict evidence replays on genrepro's own kernels: no library kernel decides a bit, so none is
+  // pinned (portable's pins would refuse the CPUs strict is for) and --cpu-kernels is not asked.
+  const bool all_strict = std::all_of(r.golden.begin(), r.golden.end(), [](const EvidenceFile& f) {
+    return f.evidence.numerics && f.evidence.numerics->mode == NumericsMode::strict;
+  });
+  if (all_strict) r.cpu_kernels = CpuKernels::native;
+  else if (!kBuiltWithLibtorch) throw UsageError("replay " + a.golden + ": evidence not in strict numerics: " + kLibtorchNeeded);
   return r;
 }
 

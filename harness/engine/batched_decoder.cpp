@@ -5,7 +5,10 @@
 #include <memory>
 
 #include "evidence/environment.hpp"
+#if GENREPRO_WITH_LIBTORCH
+#include "engine/gpt2_model.hpp"
 #include "engine/torch_row_math.hpp"
+#endif
 #include "strict/thread_team.hpp"
 #include "util/errors.hpp"
 #include "util/index_pool.hpp"
@@ -45,6 +48,7 @@ void copy_strict_cache(const strict::StrictCache& from, strict::StrictCache& to,
 //   copy(cache, capacity) -> Cache          a run's own cache, starting from a prefill
 //   step(caches, ids, logits)               one token for each sequence; logits[b] its row
 
+#if GENREPRO_WITH_LIBTORCH
 // libtorch's Gpt2Model in the layout and BLAS threads of `settings`.
 class TorchBackend {
  public:
@@ -71,6 +75,7 @@ class TorchBackend {
   const Gpt2Model& model_;
   BatchSettings settings_;
 };
+#endif  // GENREPRO_WITH_LIBTORCH
 
 // genrepro's own forward: every row's bits are its own whatever the batch, so nothing to set.
 class StrictBackend {
@@ -231,6 +236,7 @@ class BatchedDecoder {
 
 }  // namespace
 
+#if GENREPRO_WITH_LIBTORCH
 void decode_batched(const Gpt2Model& model, const std::vector<DecodeJob>& jobs, const BatchSettings& settings,
                     const std::function<std::optional<size_t>()>& next_job, const TokenText& token_text,
                     const std::function<void(size_t, GenerationResult)>& finished) {
@@ -238,6 +244,7 @@ void decode_batched(const Gpt2Model& model, const std::vector<DecodeJob>& jobs, 
   BatchedDecoder<TorchBackend> decoder(backend, jobs, settings.batch, settings.sampler_threads, token_text);
   decoder.decode(next_job, finished);
 }
+#endif  // GENREPRO_WITH_LIBTORCH
 
 void decode_batched(const strict::StrictGpt2& model, const std::vector<DecodeJob>& jobs, int64_t batch,
                     strict::ThreadTeam& team, const std::function<std::optional<size_t>()>& next_job,

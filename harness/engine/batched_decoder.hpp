@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "engine/generation_loop.hpp"
-#include "engine/gpt2_model.hpp"
+#include "engine/linear_layout.hpp"
 #include "strict/strict_gpt2.hpp"
 
 namespace genrepro {
+
+class Gpt2Model;  // engine/gpt2_model.hpp (libtorch)
 
 struct DecodeJob {
   const std::vector<int64_t>* prompt_ids = nullptr;

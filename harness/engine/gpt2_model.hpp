@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include "engine/linear_layout.hpp"
 #include "model/model_config.hpp"
 #include "model/model_files.hpp"
 
@@ -22,14 +23,6 @@ struct KvCache {
   std::vector<torch::Tensor> values;
   int64_t length = 0;    // tokens already in the cache
   int64_t capacity = 0;  // tokens the tensors have room for
-};
-
-// How the linear layers (c_attn, c_proj, c_fc, mlp c_proj, lm_head) see their rows
-// (docs/numerics.md). tile = 0: every row of a call in one GEMM (the reference numerics: one row
-// alone, or a batch the probe proved gives each row those bits). tile = T: GEMMs of exactly T
-// rows, the last padded with zeros, so a row's bits never depend on how many rows came with it.
-struct LinearLayout {
-  int64_t tile = 0;
 };
 
 // Conv1D (addmm(bias, x, W), W [in, out]) or, without a bias, the tied head (linear(x, wte),

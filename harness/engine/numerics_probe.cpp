@@ -126,12 +126,6 @@ int64_t largest_tile(const std::vector<ProbeInput>& inputs, int64_t max_tile, to
 
 }  // namespace
 
-RowBatchProof NumericsProbeResult::at(int threads) const {
-  for (const RowBatchProof& r : rows)
-    if (r.blas_threads == threads) return r;
-  return RowBatchProof{threads, 0};
-}
-
 NumericsProbeResult probe_numerics(const Gpt2Model& model, const NumericsProbeLimits& limits) {
   torch::NoGradGuard no_grad;
   const auto start = std::chrono::steady_clock::now();

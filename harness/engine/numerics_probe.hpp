@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/gpt2_model.hpp"
-
 namespace genrepro {
+
+class Gpt2Model;  // engine/gpt2_model.hpp (libtorch)
 
 // With `blas_threads` BLAS threads, every batch of 1..max_rows rows gives every row the bits of
 // that row multiplied alone on one BLAS thread (today's one-run path), for every linear shape.
@@ -26,7 +26,11 @@ struct NumericsProbeResult {
   double seconds = 0;
 
   // The proof for `threads`, or max_rows 0 when that count was not probed.
-  RowBatchProof at(int threads) const;
+  RowBatchProof at(int threads) const {
+    for (const RowBatchProof& r : rows)
+      if (r.blas_threads == threads) return r;
+    return RowBatchProof{threads, 0};
+  }
 };
 
 struct NumericsProbeLimits {

@@ -7,12 +7,15 @@
 #include <iostream>
 #include <sstream>
 
+#include "util/build_features.hpp"
 #include "util/errors.hpp"
 #include "util/index_pool.hpp"
 #include "model/model_config.hpp"
 #include "util/sha256.hpp"
 #include "engine/generation_loop.hpp"
+#if GENREPRO_WITH_LIBTORCH
 #include "engine/gpt2_model.hpp"
+#endif
 #include "engine/logits_source.hpp"
 #include "engine/run_chain.hpp"
 #include "engine/run_environment.hpp"
@@ -215,9 +218,13 @@ void replay_first_prediction(const GoldenRun& g, LogitsSource& source, int64_t e
 
 // The forward the golden's numerics ran: libtorch's (reference, tiled) or genrepro's own (strict).
 struct ReplayModel {
+#if GENREPRO_WITH_LIBTORCH
   std::optional<Gpt2Model> torch;
-  std::optional<strict::StrictGpt2> strict;
   const Gpt2Config& config() const { return strict ? strict->config() : torch->config(); }
+#else
+  const Gpt2Config& config() const { return strict->config(); }
+#endif
+  std::optional<strict::StrictGpt2> strict;
 };
 
 ReplayRun replay_one(const GoldenRun& g, const ReplayModel& model, ReplayForward forward) {
@@ -234,8 +241,10 @@ ReplayRun replay_one(const GoldenRun& g, const ReplayModel& model, ReplayForward
   std::unique_ptr<LogitsSource> source;
   if (model.strict)
     source = out.use_cache ? make_strict_cached_source(*model.strict, team) : make_strict_recompute_source(*model.strict, team);
+#if GENREPRO_WITH_LIBTORCH
   else
     source = out.use_cache ? make_cached_source(*model.torch) : make_recompute_source(*model.torch);
+#endif
   if (out.first_prediction)
     replay_first_prediction(g, *source, eos_token_id, out);
   else
@@ -327,7 +336,13 @@ ReplayReport replay_golden(const std::vector<EvidenceFile>& golden, const Replay
     strict::ThreadTeam team(o.threads);
     model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size(), team));
   }
-  else model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
+  else {
+#if GENREPRO_WITH_LIBTORCH
+    model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
+#else
+    throw UsageError(std::string("replay of evidence in numerics ") + to_string(report.numerics) + ": " + kLibtorchNeeded);
+#endif
+  }
   Progress progress(static_cast<int64_t>(runs.size()), o.progress != nullptr ? o.progress_style : ProgressStyle::none,
                     o.progress != nullptr ? *o.progress : std::cerr);
   report.runs = replay_all(runs, model, o.forward, o.threads, progress);

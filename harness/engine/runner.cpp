@@ -8,12 +8,15 @@
 #include <optional>
 
 #include "build_info.hpp"
+#include "util/build_features.hpp"
 #include "util/errors.hpp"
 #include "util/index_pool.hpp"
 #include "util/progress.hpp"
 #include "util/sha256.hpp"
 #include "engine/generation_loop.hpp"
+#if GENREPRO_WITH_LIBTORCH
 #include "engine/gpt2_model.hpp"
+#endif
 #include "engine/logits_source.hpp"
 #include "engine/batched_decoder.hpp"
 #include "engine/numerics_probe.hpp"
@@ -43,7 +46,9 @@ std::string evidence_source_name(const ModelFiles& files, const Gpt2Config& conf
 
 // The forward the numerics mode runs: libtorch's (reference, tiled) or genrepro's own (strict).
 struct LoadedModel {
+#if GENREPRO_WITH_LIBTORCH
   std::optional<Gpt2Model> torch;
+#endif
   std::optional<strict::StrictGpt2> strict;
 };
 
@@ -56,6 +61,7 @@ struct FinishedRuns {
   bool stopping() const { return stop != nullptr && stop->load(); }
 };
 
+#if GENREPRO_WITH_LIBTORCH
 // The article's recompute loop keeps its literal form: one run per worker, on one BLAS thread.
 void execute_recompute(const std::vector<size_t>& ks, const Gpt2Model& model, const NumericsSetup& numerics,
                        int threads, FinishedRuns& done) {
@@ -97,6 +103,8 @@ void execute_cached(const std::vector<size_t>& ks, const Gpt2Model& model, const
                  [&](size_t) { decode_batched(model, jobs, numerics.batch, next_job, done.token_text, finished); });
   set_blas_threads(1);
 }
+
+#endif  // GENREPRO_WITH_LIBTORCH
 
 // Strict numerics: a recompute run's bits do not depend on the threads its forward uses, so each
 // worker takes whole runs on a team of its own thread.
@@ -148,8 +156,10 @@ void execute(const std::vector<size_t>& todo, const LoadedModel& model, const Nu
       execute_strict_recompute(recompute, *model.strict, threads, done);
       execute_strict_cached(cached, *model.strict, numerics, threads, done);
     } else {
+#if GENREPRO_WITH_LIBTORCH
       execute_recompute(recompute, *model.torch, numerics, threads, done);
       execute_cached(cached, *model.torch, numerics, done);
+#endif
     }
   } catch (...) {
     set_blas_threads(1);
@@ -208,17 +218,24 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   if (o.numerics.mode == NumericsMode::strict) {
     strict::ThreadTeam team(std::max(o.threads, 1));
     model.strict.emplace(strict::StrictGpt2::load(o.model, tokenizer.vocab_size(), team));
+  } else {
+#if GENREPRO_WITH_LIBTORCH
+    model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
+#else
+    throw UsageError(std::string("--numerics ") + to_string(o.numerics.mode) + ": " + kLibtorchNeeded);
+#endif
   }
-  else model.torch.emplace(Gpt2Model::load(o.model, tokenizer.vocab_size()));
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();
   NumericsProbeResult probe;
+#if GENREPRO_WITH_LIBTORCH
   if (model.torch) {
     // Measured before anything runs: a --batch it does not prove is refused now, not after a pass.
     probe = probe_numerics(*model.torch, probe_limits_for(o.numerics, o.threads, cached_run_count(plan)));
     choose_numerics(o.numerics, probe, o.threads, cached_run_count(plan));
   }
+#endif
   Evidence header;
   header.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
   header.created_utc = utc_timestamp_now();

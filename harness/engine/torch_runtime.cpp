@@ -1,12 +1,16 @@
 #include "engine/torch_runtime.hpp"
 
+#include "util/errors.hpp"
+
+#if GENREPRO_WITH_LIBTORCH
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <torch/torch.h>
-
-#include "util/errors.hpp"
+#endif
 
 namespace genrepro {
+
+#if GENREPRO_WITH_LIBTORCH
 
 namespace {
 
@@ -40,5 +44,25 @@ void set_torch_threads(int intra_op_threads) {
   }
   at::set_num_threads(intra_op_threads);
 }
+
+#else  // a libtorch-free build: strict numerics only, and nothing of libtorch's to record
+
+TorchRuntimeInfo torch_runtime_info() {
+  TorchRuntimeInfo info;
+  info.version = "none (libtorch-free build)";
+  info.cpu_capability = "none";
+  // What the evidence requires of a process that runs every forward on threads of its own.
+  info.intra_op_threads = 1;
+  info.inter_op_threads = 1;
+  return info;
+}
+
+void set_torch_threads(int intra_op_threads) {
+  if (intra_op_threads < 1) {
+    throw UsageError("--threads " + std::to_string(intra_op_threads) + ": must be a whole number >= 1");
+  }
+}
+
+#endif  // GENREPRO_WITH_LIBTORCH
 
 }  // namespace genrepro

@@ -10,7 +10,9 @@
 #include "engine/batched_decoder.hpp"
 #include "engine/generation_loop.hpp"
 #include "plan/plan_checks.hpp"
+#if GENREPRO_WITH_LIBTORCH
 #include "engine/gpt2_model.hpp"
+#endif
 #include "engine/logits_source.hpp"
 #include "engine/numerics_probe.hpp"
 #include "engine/numerics_setup.hpp"
@@ -19,6 +21,7 @@
 #include "strict/thread_team.hpp"
 #include "model/model_files.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "util/build_features.hpp"
 #include "util/errors.hpp"
 #include "util/utf8.hpp"
 
@@ -85,6 +88,19 @@ void check_fits_context(const std::vector<int64_t>& prompt_ids, const RunParams&
                      std::to_string(room) + " for this prompt (" + std::to_string(prompt) + " tokens) with " + context);
 }
 
+std::string format_rate(double tokens_per_second) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", tokens_per_second);
+  return text;
+}
+
+// The path line's first part, whatever the numerics.
+std::string loop_path(const GenerateRequest& o) {
+  return o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
+                            : "path: recompute, the article's use_cache=False loop (--no-cache)";
+}
+
+#if GENREPRO_WITH_LIBTORCH
 // The same paths `run` takes (engine/runner.cpp), so generate prints exactly the tokens `run`
 // records for the same parameters: the probe, then the batched decoder with one run, or the
 // article's recompute loop.
@@ -108,18 +124,6 @@ GenerationResult generate_one(const Gpt2Model& model, const Gpt2Tokenizer& token
       },
       token_text, [&](size_t, GenerationResult r) { result = std::move(r); });
   return result;
-}
-
-std::string format_rate(double tokens_per_second) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", tokens_per_second);
-  return text;
-}
-
-// The path line's first part, whatever the numerics.
-std::string loop_path(const GenerateRequest& o) {
-  return o.params.use_cache ? "path: KV cache (generate's default; --no-cache runs the article's recompute loop)"
-                            : "path: recompute, the article's use_cache=False loop (--no-cache)";
 }
 
 std::string path_line(const GenerateRequest& o, const NumericsSetup& numerics) {
@@ -146,6 +150,8 @@ GenerationResult generate_with_torch(const GenerateRequest& o, const ModelFiles&
   io.err << path_line(o, numerics) << "\n";
   return generate_one(model, tokenizer, prompt_ids, o, numerics, on_token);
 }
+
+#endif  // GENREPRO_WITH_LIBTORCH
 
 // genrepro's own forward: the cache or the recompute loop give a run the bits run's batches give
 // it, so one source serves, on every thread.
@@ -186,8 +192,13 @@ int generate_text(const GenerateRequest& o, Console& io) {
   const TokenObserver on_token = [&](int64_t id) {
     if (stream) stream->add(id);
   };
+#if GENREPRO_WITH_LIBTORCH
   const GenerationResult result = strict_numerics ? generate_strict(o, files, tokenizer, prompt_ids, on_token, io)
                                                   : generate_with_torch(o, files, tokenizer, prompt_ids, on_token, io);
+#else
+  if (!strict_numerics) throw UsageError(std::string("--numerics ") + to_string(o.numerics.mode) + ": " + kLibtorchNeeded);
+  const GenerationResult result = generate_strict(o, files, tokenizer, prompt_ids, on_token, io);
+#endif
 
   if (stream) {
     stream->finish();
