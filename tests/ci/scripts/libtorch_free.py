@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The libtorch-free genrepro (-DGENREPRO_LIBTORCH=OFF) as a user without libtorch gets it.
 
-- Nothing of libtorch, OpenMP or a BLAS is linked: `ldd` of the binary and of every library beside
-  it (the engine verbs it opens included) names no libtorch, libc10, libgomp, BLAS or LAPACK.
+- Nothing of libtorch, OpenMP or a BLAS is linked: the binary and every library beside it (the
+  engine verbs it opens included) need (ELF DT_NEEDED) no libtorch, libc10, libgomp, BLAS or LAPACK.
 - `--version` says so.
 - Its strict evidence of the article experiments on the tiny fixture is byte-identical, run for
   run, to the committed strict digest (tests/data/strict-digest.json) that the libtorch build
@@ -10,8 +10,12 @@
 - `run --numerics reference` and `--cpu-kernels native` are refused with exit 2 and one line
   naming the libtorch build.
 
-Exit 0 ok, 1 a check failed, 77 the libtorch-free build is not there (built with
--DGENREPRO_TEST_LIBTORCH_FREE=OFF): skipped, with the reason.
+With --emulator (qemu-aarch64 -L /usr/aarch64-linux-gnu) the same checks hold a cross-built
+genrepro of another architecture to the same digest: the x86-64 and the aarch64 builds give the
+same bytes (tests/ci/aarch64.cmake).
+
+Exit 0 ok, 1 a check failed, 77 the build is not there (-DGENREPRO_TEST_LIBTORCH_FREE=OFF, or no
+cross compiler): skipped, with the reason.
 """
 import argparse
 import glob
@@ -27,8 +31,9 @@ FORBIDDEN = re.compile(r"lib(torch|c10|gomp|openblas|blas|lapack|cblas)\b[^ ]*\.
 
 
 def linked_libraries(path):
-    done = subprocess.run(["ldd", path], capture_output=True, text=True)
-    return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+    """The DT_NEEDED entries: what the dynamic loader will load for it, on any architecture."""
+    done = subprocess.run(["readelf", "-d", path], capture_output=True, text=True)
+    return re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", done.stdout)
 
 
 def main() -> int:
@@ -38,10 +43,14 @@ def main() -> int:
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--scratch", required=True)
     ap.add_argument("--digest", required=True)
+    ap.add_argument("--emulator", default="", help="runs the binary under this command (words split as a shell does)")
+    ap.add_argument("--expect-isa", help="the strict vector code the evidence must name (neon on aarch64)")
+    ap.add_argument("--skip-reason", default="configure with -DGENREPRO_TEST_LIBTORCH_FREE=ON")
     a = ap.parse_args()
     if not os.path.exists(a.binary):
-        print(f"skip: {a.binary} was not built (configure with -DGENREPRO_TEST_LIBTORCH_FREE=ON)")
+        print(f"skip: {a.binary} was not built ({a.skip_reason})")
         return 77
+    emulator = a.emulator.split()
     os.makedirs(a.scratch, exist_ok=True)
     failures = []
 
@@ -53,22 +62,24 @@ def main() -> int:
         if bad:
             failures.append(f"{os.path.basename(f)} links {bad}")
 
-    version = subprocess.run([a.binary, "--version"], capture_output=True, text=True)
+    version = subprocess.run([*emulator, a.binary, "--version"], capture_output=True, text=True)
     if "libtorch: none" not in version.stdout:
         failures.append(f"--version does not say it has no libtorch: {version.stdout!r}")
 
-    evidence = run_strict(a.binary, a.model, a.source_dir, os.path.join(a.scratch, "strict.json"), None)
+    evidence = run_strict(a.binary, a.model, a.source_dir, os.path.join(a.scratch, "strict.json"), None, emulator=emulator)
     import json
     with open(a.digest) as f:
         committed = json.load(f)
     isa = evidence["numerics"]["execution"]["kernel_isa"]
     failures += compare(digest_of(evidence), committed, f"libtorch-free, {isa}")
+    if a.expect_isa and isa != a.expect_isa:
+        failures.append(f"the evidence names vector code {isa}, expected {a.expect_isa}")
     if not evidence["environment"]["libtorch_version"].startswith("none"):
         failures.append(f"environment.libtorch_version {evidence['environment']['libtorch_version']!r}")
 
     greedy = os.path.join(a.source_dir, "experiments", "article", "greedy.json")
     for flags in (["--numerics", "reference"], ["--cpu-kernels", "native"]):
-        p = subprocess.run([a.binary, "run", greedy, "--model", a.model, "--out", os.path.join(a.scratch, "x.json"), *flags],
+        p = subprocess.run([*emulator, a.binary, "run", greedy, "--model", a.model, "--out", os.path.join(a.scratch, "x.json"), *flags],
                            capture_output=True, text=True)
         if p.returncode != 2 or p.stderr.count("\n") != 1 or "need the libtorch build" not in p.stderr:
             failures.append(f"run {' '.join(flags)}: exit {p.returncode}, stderr {p.stderr!r}")

@@ -41,7 +41,7 @@ def digest_of(evidence):
 PLAIN_SUBSET = ("greedy.json", "eos.json")
 
 
-def run_strict(binary, model, source_dir, out, isa, only=None):
+def run_strict(binary, model, source_dir, out, isa, only=None, emulator=()):
     experiments = sorted(os.path.join(source_dir, "experiments", "article", f)
                          for f in os.listdir(os.path.join(source_dir, "experiments", "article"))
                          if f.endswith(".json") and (only is None or f in only))
@@ -49,7 +49,7 @@ def run_strict(binary, model, source_dir, out, isa, only=None):
     env.pop("GENREPRO_STRICT_ISA", None)
     if isa:
         env["GENREPRO_STRICT_ISA"] = isa
-    cmd = [binary, "run", *experiments, "--model", model, "--numerics", "strict", "--out", out]
+    cmd = [*emulator, binary, "run", *experiments, "--model", model, "--numerics", "strict", "--out", out]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         print(f"FAIL: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")

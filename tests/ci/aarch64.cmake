@@ -1,0 +1,38 @@
+# Strict numerics across architectures, in every CI run: the libtorch-free genrepro cross-built for
+# aarch64 (Debian's g++-aarch64-linux-gnu with the :arm64 multiarch PCRE2 and OpenSSL, which
+# `scripts/setup.sh --tests` installs on x86-64 with qemu-user; cmake/aarch64-linux-gnu.cmake),
+# run under qemu-aarch64 on the article experiments: its evidence must equal the committed strict
+# digest run for run, byte for byte, as x86-64's does (strict.digest), with NEON vector code.
+# The program runs on the arm64 multiarch glibc (libc6:arm64, Debian 12's current one), not on the
+# cross toolchain's own copy (qemu -L /usr/aarch64-linux-gnu): with that older 2.36-8cross1 even a
+# two-thread condition-variable ping-pong never returns under qemu-aarch64 7.2 here, while the
+# multiarch glibc runs it in 0.1 s.
+# Without the cross compiler the entry skips and says why.
+find_program(GENREPRO_AARCH64_CXX aarch64-linux-gnu-g++)
+find_program(GENREPRO_QEMU_AARCH64 qemu-aarch64)
+set(aarch64_dir ${CMAKE_BINARY_DIR}/aarch64)
+set(aarch64_skip "needs g++-aarch64-linux-gnu, qemu-user, libpcre2-dev:arm64, libssl-dev:arm64 and libstdc++6:arm64 (scripts/setup.sh --tests on x86-64)")
+if(GENREPRO_AARCH64_CXX AND GENREPRO_QEMU_AARCH64 AND EXISTS /usr/lib/aarch64-linux-gnu/pkgconfig/libpcre2-8.pc
+   AND EXISTS /usr/lib/aarch64-linux-gnu/libcrypto.so AND EXISTS /usr/lib/aarch64-linux-gnu/libstdc++.so.6 AND NOT CMAKE_SYSTEM_PROCESSOR STREQUAL aarch64)
+  include(ExternalProject)
+  set(aarch64_args -DGENREPRO_LIBTORCH=OFF -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE} -DGENREPRO_DEPS_DIR=${GENREPRO_DEPS_DIR}
+                   -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake)
+  if(CMAKE_CXX_COMPILER_LAUNCHER)
+    list(APPEND aarch64_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
+  endif()
+  ExternalProject_Add(genrepro_aarch64
+    SOURCE_DIR ${CMAKE_SOURCE_DIR}
+    BINARY_DIR ${aarch64_dir}
+    CMAKE_ARGS ${aarch64_args}
+    BUILD_COMMAND ${CMAKE_COMMAND} --build ${aarch64_dir} --target genrepro
+    INSTALL_COMMAND ""
+    BUILD_ALWAYS ON)
+endif()
+add_test(NAME strict.aarch64
+  COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/libtorch_free.py
+          --binary ${aarch64_dir}/genrepro --emulator qemu-aarch64 --expect-isa neon
+          --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
+          --scratch ${CMAKE_BINARY_DIR}/aarch64-check --digest ${CMAKE_SOURCE_DIR}/tests/data/strict-digest.json
+          --skip-reason ${aarch64_skip})
+# COST: the longest entry (about 25 s of emulation); started first so the others run beside it.
+set_tests_properties(strict.aarch64 PROPERTIES LABELS golden FIXTURES_REQUIRED tiny_model SKIP_RETURN_CODE 77 TIMEOUT 300 COST 60)
