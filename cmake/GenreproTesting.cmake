@@ -115,3 +115,8 @@ function(genrepro_cli_test)
     set_tests_properties(${T_NAME} PROPERTIES FIXTURES_REQUIRED "${fixtures}")
   endif()
 endfunction()
+
+# libllama of @node-llama-cpp/linux-x64@3.22.1 (scripts/setup.sh --tests): the llama.cpp reference
+# tests (tests/reference/frameworks.cmake, tests/reference/engines.cmake) skip without it.
+set(GENREPRO_LLAMA_LIB "${GENREPRO_DEPS_DIR}/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so"
+    CACHE FILEPATH "libllama of @node-llama-cpp/linux-x64@3.22.1, for the llama.cpp reference tests")

@@ -127,9 +127,9 @@ if $for_tests && [ "$(uname -m)" = x86_64 ]; then
   fi
 fi
 
-# Test dependency: llama.cpp's own sampler library, for tests/reference/llama_cpp_sampling.py
-# (genrepro's framework llama.cpp against llama_sampler_* on the same logits; skipped, with the
-# reason, when it is missing). node-llama-cpp 3.22.1 ships llama.cpp release v0.5.0 prebuilt for
+# Test dependency: llama.cpp's own library, for tests/reference/llama_cpp_sampling.py (genrepro's
+# framework llama.cpp against llama_sampler_* on the same logits) and tests/reference/llama_engine.py
+# (the llama.cpp engine, `run --engine llama.cpp`); skipped, with the reason, when it is missing. node-llama-cpp 3.22.1 ships llama.cpp release v0.5.0 prebuilt for
 # x86-64 (SSE2 baseline, no FMA): about 11 MB to download, 30 MB installed, a few seconds.
 llama_pkg="@node-llama-cpp/linux-x64@3.22.1"
 llama_lib="$deps/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so"

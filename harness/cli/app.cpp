@@ -39,6 +39,7 @@ void setup_verbs(CLI::App& app, VerbContext& ctx) {
   setup_sensitivity(app, ctx);
   setup_env(app, ctx);
   setup_fixture(app, ctx);
+  setup_export(app, ctx);
 }
 
 // The BLAS the engine would compute with: the library the loader resolves libblas.so.3 to (the

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/flag_kinds.hpp"
+#include "cli/llama_flags.hpp"
 #include "cli/numerics_flags.hpp"
 #include "evidence/checkpoint.hpp"
 #include "evidence/evidence.hpp"
@@ -53,6 +54,7 @@ struct GenerateOptions {
   bool stream = false;
   std::optional<int> threads;  // default: the CPUs this process may use (evidence/environment.hpp)
   NumericsFlags numerics;
+  LlamaFlags llama;
   bool greedy = false;
   const FlagSpelling* do_sample = nullptr;  // --do-sample (Hugging Face's spelling of "sample")
   // Every other flag of the parameter table that was given, by key, as the row's JSON.
@@ -346,6 +348,8 @@ int generate_json(const GenerateRequest& g, bool lines, VerbContext& ctx) {
   r.model = g.model;
   r.threads = g.threads;
   r.numerics = g.numerics;
+  r.llama_lib = g.llama_lib;
+  r.llama = g.llama;
   const ScratchEvidence scratch;
   r.out = scratch.file();
   r.checkpoint = std::make_shared<CheckpointFile>(CheckpointFile::open(checkpoint_path_for(r.out)));
@@ -409,6 +413,7 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
                   "bits (libtorch stays on one intra-op thread); the output does not depend on it\n"
                   "[default: the CPUs this process may use (affinity, cgroup quota), at most 8]");
   add_numerics_flags(*cmd, o->numerics);
+  add_llama_flags(*cmd, o->llama);
   // The parameter table's flags, every spelling of each (params/param_table.hpp).
   for (const ParamRow& row : param_table()) {
     if (row.flags.empty()) continue;
@@ -435,6 +440,9 @@ void setup_generate(CLI::App& app, VerbContext& ctx) {
     request.threads = o->threads ? checked_threads("--threads", *o->threads) : default_threads();
     request.numerics = numerics_request_from(o->numerics);
     request.numerics.threads_asked = o->threads;
+    const LlamaChoice llama = llama_choice_from(o->llama);
+    request.llama_lib = llama.library;
+    request.llama = llama.settings;
     request.ids = o->ids;
     if (o->ids && o->stream) throw UsageError("--stream cannot be combined with --ids (the ids are one JSON array)");
     if (o->ids && o->json) throw UsageError("--json cannot be combined with --ids (--json holds the ids; give one of them)");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/flag_kinds.hpp"
+#include "cli/llama_flags.hpp"
 #include "cli/numerics_flags.hpp"
 #include "evidence/environment.hpp"
 #include "cli/verbs.hpp"
@@ -30,7 +31,21 @@ struct RunOptions {
   bool json = false;
   int64_t max_runs = static_cast<int64_t>(kDefaultMaxRuns);
   bool resume = false;
+  std::optional<std::string> engine;
+  LlamaFlags llama;
 };
+
+// --engine overrides every experiment's engine; the library and settings are checked here.
+void apply_engine_flags(const RunOptions& o, RunRequest& r) {
+  if (o.engine) {
+    const std::optional<Engine> engine = parse_engine(*o.engine);
+    if (!engine) throw UsageError("--engine " + *o.engine + ": allowed: genrepro or llama.cpp (docs/engines.md)");
+    for (ExperimentSpec& spec : r.experiments) override_engine(spec, *engine);
+  }
+  const LlamaChoice llama = llama_choice_from(o.llama);
+  r.llama_lib = llama.library;
+  r.llama = llama.settings;
+}
 
 // Everything that needs no model is checked here, before the engine (and libtorch) loads:
 // --out, the shard, every experiment file and --top-candidates (so their errors come before any
@@ -55,6 +70,7 @@ RunRequest run_request_from(const RunOptions& o) {
       throw UsageError("--top-candidates " + std::to_string(*o.top_candidates) + ": allowed: an integer >= 0");
     for (ExperimentSpec& spec : r.experiments) override_top_candidates(spec, *o.top_candidates);
   }
+  apply_engine_flags(o, r);
   r.model = o.model;
   r.out = o.out;
   r.threads = threads;
@@ -117,6 +133,12 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
                 "Continue an interrupted run from <out>.checkpoint: its finished runs are kept, the rest run;\n"
                 "refused if the checkpoint is from other experiments, another model or another build\n"
                 "(docs/resume.md). Without a checkpoint it starts from the first run");
+  cmd->add_option("--engine", o->engine,
+                  "Whose forward pass computes every run's logits, overriding the experiments' \"engine\":\n"
+                  "genrepro (its own, the default) or llama.cpp (llama.cpp's C API on the model exported\n"
+                  "as GGUF; greedy runs and framework llama.cpp only; docs/engines.md)")
+      ->type_name("NAME");
+  add_llama_flags(*cmd, o->llama);
   cmd->add_flag("--json", o->json,
                 "Print the summary (evidence path, runs, new tokens, seconds, numerics) or, with\n"
                 "--check-equivalence, the verdict and the diff, as one JSON object on stdout");

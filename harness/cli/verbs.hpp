@@ -21,6 +21,7 @@
 #include "evidence/checkpoint.hpp"
 #include "compare/evidence_diff.hpp"
 #include "evidence/numerics_record.hpp"
+#include "llama/llama_settings.hpp"
 #include "compare/replay_report.hpp"
 #include "params/experiment_file.hpp"
 #include "params/run_params.hpp"
@@ -42,6 +43,8 @@ struct GenerateRequest {
   NumericsRequest numerics;
   bool stream = false;  // print the text as tokens arrive (on a terminal, or --stream)
   bool ids = false;  // print the new ids as a JSON array instead of the text
+  std::string llama_lib;       // params.engine llama.cpp: --llama-lib or $GENREPRO_LLAMA_LIB
+  llama::LlamaSettings llama;  // --llama-kv-type, --llama-flash-attn (threads: --threads)
 };
 
 // `genrepro run`: every experiment file parsed and checked (with --top-candidates applied), the
@@ -58,6 +61,8 @@ struct RunRequest {
   double prob_tolerance = kDefaultProbTolerance;
   bool json = false;  // the summary (or the equivalence verdict) as one JSON object on stdout
   bool resume = false;  // continue from <out>.checkpoint (docs/resume.md)
+  std::string llama_lib;           // --llama-lib or $GENREPRO_LLAMA_LIB: the llama.cpp engine's library
+  llama::LlamaSettings llama;      // --llama-kv-type, --llama-flash-attn (threads: --threads)
   // <out>.checkpoint, opened, locked and read before the engine loads (so an unwritable --out, a
   // second writer or a checkpoint without --resume is refused in milliseconds); null with
   // --check-equivalence, which writes nothing.
@@ -121,5 +126,6 @@ void setup_merge(CLI::App& app, VerbContext& ctx);
 void setup_sensitivity(CLI::App& app, VerbContext& ctx);
 void setup_env(CLI::App& app, VerbContext& ctx);
 void setup_fixture(CLI::App& app, VerbContext& ctx);
+void setup_export(CLI::App& app, VerbContext& ctx);
 
 }  // namespace genrepro::cli

@@ -10,7 +10,8 @@ OrderedJson compared_params(const RunParams& p) {
   OrderedJson j = {{"framework", to_string(p.sampling.framework)}};
   const OrderedJson written = params_to_json(p);
   for (auto it = written.begin(); it != written.end(); ++it)
-    if (!is_framework_key(it.key()) && it.key() != "control_texts" && it.key() != "replica") j[it.key()] = it.value();
+    if (!is_framework_key(it.key()) && it.key() != "control_texts" && it.key() != "replica" && it.key() != "engine")
+      j[it.key()] = it.value();
   // Written only for copies 1..N-1 (params_to_json), compared for every run: copy 0 holds 0.
   j["replica"] = p.replica;
   // Every control in one order for every run (as written where the framework has it: the same value).
@@ -18,6 +19,8 @@ OrderedJson compared_params(const RunParams& p) {
   // Which list entries were given as text ([] when none): where ids came from, not arithmetic, so
   // no group of run_diff's names it and a text that encodes to the same ids changes no output.
   j["control_texts"] = written.contains("control_texts") ? written["control_texts"] : OrderedJson::array();
+  // Written only for another engine than genrepro's, compared for every run.
+  j["engine"] = to_string(p.engine);
   return j;
 }
 

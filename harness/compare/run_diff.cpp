@@ -368,6 +368,13 @@ class RunComparer {
     const std::string step = r.first ? " at " + new_token_label(static_cast<int64_t>(*r.first)) : std::string();
     const StepFindings& at = r.at_first;
     if (differing_params_.count("prompt")) return set(Verdict::params_change, "the prompt differs: these are runs of different inputs");
+    // Another engine computed the logits: every difference downstream is its forward pass's,
+    // so it is named before any rule that would call a moved distribution a regression.
+    if (differing_params_.count("engine"))
+      return set(Verdict::params_change,
+                 "the engine differs (" + params_named(any_param) + "): another forward pass computed the logits" +
+                     (r.first ? "; the records differ from" + step : std::string("; every record agrees")),
+                 "the engine differs: another forward pass computed the logits");
     if (!any_output_difference)
       return set(Verdict::params_change, "only parameters differ (" + params_named(any_param) + "); every output agrees");
     // 1. The model's own distribution moved and no parameter shapes it: a regression, even if

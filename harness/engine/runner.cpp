@@ -1,5 +1,6 @@
 #include "engine/runner.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -50,6 +51,8 @@ struct LoadedModel {
   std::optional<Gpt2Model> torch;
 #endif
   std::optional<strict::StrictGpt2> strict;
+  std::unique_ptr<LlamaEngine> llama;  // when some run's engine is llama.cpp
+  int64_t eos_token_id = 0;
 };
 
 // Where each finished run goes: its slot, and the caller's hook, one run at a time.
@@ -145,13 +148,26 @@ void execute_strict_cached(const std::vector<size_t>& ks, const strict::StrictGp
                  [&](size_t j, GenerationResult result) { done.store(ks[j], std::move(result)); });
 }
 
+// llama.cpp's runs one after another, each on every thread --threads gives llama.cpp.
+void execute_llama(const std::vector<size_t>& ks, LlamaEngine& engine, int64_t eos, FinishedRuns& done) {
+  for (size_t k : ks) {
+    if (done.stopping()) return;
+    const size_t index = static_cast<size_t>(done.plan.selected[k]);
+    done.store(k, engine.run(done.plan.runs[index].id, done.plan.prompt_ids[index], done.plan.runs[index].params, eos,
+                             done.token_text));
+  }
+}
+
 // Runs the selected runs whose k is in `todo`; each finished one goes to done.store.
 void execute(const std::vector<size_t>& todo, const LoadedModel& model, const NumericsSetup& numerics, int threads,
              FinishedRuns& done, Progress& progress) {
-  std::vector<size_t> recompute, cached;
-  for (size_t k : todo)
-    (done.plan.runs[static_cast<size_t>(done.plan.selected[k])].params.use_cache ? cached : recompute).push_back(k);
+  std::vector<size_t> recompute, cached, llama;
+  for (size_t k : todo) {
+    const RunParams& params = done.plan.runs[static_cast<size_t>(done.plan.selected[k])].params;
+    (params.engine == Engine::llama_cpp ? llama : params.use_cache ? cached : recompute).push_back(k);
+  }
   try {
+    if (!llama.empty()) execute_llama(llama, *model.llama, model.eos_token_id, done);
     if (model.strict) {
       execute_strict_recompute(recompute, *model.strict, threads, done);
       execute_strict_cached(cached, *model.strict, numerics, threads, done);
@@ -225,6 +241,16 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
     throw UsageError(std::string("--numerics ") + to_string(o.numerics.mode) + ": " + kLibtorchNeeded);
 #endif
   }
+  model.eos_token_id = config.eos_token_id;
+  const bool any_llama = std::any_of(plan.selected.begin(), plan.selected.end(), [&](int64_t i) {
+    return plan.runs[static_cast<size_t>(i)].params.engine == Engine::llama_cpp;
+  });
+  if (any_llama) {
+    LlamaRequest llama = o.llama;
+    llama.settings.threads = o.threads;
+    model.llama = LlamaEngine::load(llama, o.model);
+    model.llama->check_prompts(plan);
+  }
   if (o.on_planned) o.on_planned(plan);
 
   prepare_runtime_for_runs();
@@ -241,6 +267,7 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   header.created_utc = utc_timestamp_now();
   header.environment = collect_environment(o.threads);
   header.model = describe_model(o.model, config);
+  if (model.llama) header.llama_cpp = model.llama->record();
   for (const ExperimentSpec& spec : plan.experiments) header.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
   return LoadedExperiments{std::move(tokenizer), std::move(plan), std::move(model), probe, std::move(header)};
 }

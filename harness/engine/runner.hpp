@@ -15,6 +15,7 @@
 
 #include "evidence/evidence.hpp"
 #include "evidence/numerics_record.hpp"
+#include "engine/llama_engine.hpp"
 #include "plan/run_plan.hpp"
 #include "params/experiment_file.hpp"
 #include "model/model_config.hpp"
@@ -30,6 +31,7 @@ struct RunnerOptions {
   ModelFiles model;
   int threads = 1;                        // cores: BLAS threads and batches (docs/numerics.md)
   NumericsRequest numerics;               // --numerics, --batch, --allow-inexact-batch
+  LlamaRequest llama;                     // runs whose engine is llama.cpp (docs/engines.md)
   Shard shard;                            // 1/1 = everything
   std::ostream* progress = nullptr;       // where progress goes, or nullptr for none
   ProgressStyle progress_style = ProgressStyle::live;  // a redrawn line, or plain lines for CI logs

@@ -134,6 +134,21 @@ OrderedJson model_to_json(const ModelInfo& m) {
           {"files", files}};
 }
 
+OrderedJson llama_cpp_to_json(const LlamaCppRecord& l) {
+  return {{"library", l.library},
+          {"library_sha256", l.library_sha256},
+          {"ggml_version", l.ggml_version},
+          {"ggml_commit", l.ggml_commit},
+          {"cpu_backend", l.cpu_backend},
+          {"system_info", l.system_info},
+          {"kv_type", l.kv_type},
+          {"flash_attn", l.flash_attn},
+          {"threads", l.threads},
+          {"n_ubatch", l.n_ubatch},
+          {"gguf_sha256", l.gguf_sha256},
+          {"gguf_export_revision", l.gguf_export_revision}};
+}
+
 OrderedJson evidence_to_json(const Evidence& e) {
   OrderedJson experiments = OrderedJson::array();
   for (const ExperimentRecord& x : e.experiments) {
@@ -155,6 +170,7 @@ OrderedJson evidence_to_json(const Evidence& e) {
     j["run_environments"] = std::move(others);
   }
   if (e.resumed) j["resumed"] = resume_to_json(*e.resumed);  // volatile: a golden has none
+  if (e.llama_cpp) j["llama_cpp"] = llama_cpp_to_json(*e.llama_cpp);
   return j;
 }
 

@@ -76,6 +76,23 @@ struct RunEnvironment {
   std::vector<int64_t> runs;
 };
 
+// What decided the bits of the runs llama.cpp's engine computed (docs/engines.md): the library
+// and release, the CPU backend variant ggml loaded, the settings it ran with, and the GGUF.
+struct LlamaCppRecord {
+  std::string library;         // the libllama opened
+  std::string library_sha256;
+  std::string ggml_version;
+  std::string ggml_commit;
+  std::string cpu_backend;     // "libggml-cpu-haswell.so", or "built in"
+  std::string system_info;     // llama_print_system_info()
+  std::string kv_type;         // "f16" | "f32"
+  std::string flash_attn;      // "auto" | "on" | "off"
+  int64_t threads = 1;
+  int64_t n_ubatch = 0;        // the physical batch a prompt is split into
+  std::string gguf_sha256;     // the GGUF genrepro export wrote from the model's files
+  int64_t gguf_export_revision = 0;
+};
+
 struct Evidence {
   std::string schema = kEvidenceSchema;
   ToolInfo genrepro;
@@ -92,6 +109,8 @@ struct Evidence {
   std::vector<RunEnvironment> run_environments;
   // Volatile; present when `run --resume` kept runs from a checkpoint (resume_record.hpp).
   std::optional<ResumeRecord> resumed;
+  // Present when some runs used the llama.cpp engine.
+  std::optional<LlamaCppRecord> llama_cpp;
 };
 
 // The environment run `index` ran in: the one of run_environments that lists it, else e.environment.
@@ -109,6 +128,7 @@ struct EvidenceFile {
 OrderedJson evidence_to_json(const Evidence& e);
 OrderedJson environment_to_json(const Environment& env);
 OrderedJson model_to_json(const ModelInfo& m);
+OrderedJson llama_cpp_to_json(const LlamaCppRecord& l);
 OrderedJson run_to_json(const RunRecord& r);
 
 // JSON has no NaN or infinity: evidence writes them as "NaN", "Infinity", "-Infinity".

@@ -382,6 +382,24 @@ std::vector<RunEnvironment> run_environments_from_json(const Fields& f, const Or
   return out;
 }
 
+LlamaCppRecord llama_cpp_from_json(const Fields& f, const OrderedJson& b) {
+  const char* at = "llama_cpp";
+  LlamaCppRecord l;
+  l.library = f.string(b, at, "library");
+  l.library_sha256 = f.string(b, at, "library_sha256");
+  l.ggml_version = f.string(b, at, "ggml_version");
+  l.ggml_commit = f.string(b, at, "ggml_commit");
+  l.cpu_backend = f.string(b, at, "cpu_backend");
+  l.system_info = f.string(b, at, "system_info");
+  l.kv_type = f.string(b, at, "kv_type");
+  l.flash_attn = f.string(b, at, "flash_attn");
+  l.threads = f.small_integer(b, at, "threads");
+  l.n_ubatch = f.small_integer(b, at, "n_ubatch");
+  l.gguf_sha256 = f.string(b, at, "gguf_sha256");
+  l.gguf_export_revision = f.small_integer(b, at, "gguf_export_revision");
+  return l;
+}
+
 }  // namespace
 
 Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
@@ -402,6 +420,7 @@ Evidence evidence_from_json(const OrderedJson& j, const std::string& file) {
   for (std::size_t i = 0; i < runs.size(); ++i) e.runs.push_back(run_from_json(f, runs[i], index("runs", i)));
   if (j.contains("run_environments")) e.run_environments = run_environments_from_json(f, j, e.runs);
   e.resumed = resume_from_json(j, file);
+  if (j.contains("llama_cpp")) e.llama_cpp = llama_cpp_from_json(f, f.object(j, "", "llama_cpp"));
   check_evidence(e, file);
   check_consistency(e, file);
   return e;

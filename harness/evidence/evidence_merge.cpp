@@ -25,6 +25,17 @@ json environment_identity(const Environment& environment) {
 // CPUs): each run keeps its own environment. The build is: genrepro's version and commit, the
 // compiler, libtorch and the BLAS library with its configuration; the numerics identity names
 // the kernels loaded, so native shards on different kernels are still refused.
+// What decides the bits of llama.cpp's runs (not where its library lies on this machine, nor
+// its threads, which do not change them): shards computed by another build or CPU variant of
+// llama.cpp are not one run.
+json llama_cpp_identity(const Evidence& e) {
+  if (!e.llama_cpp) return nullptr;
+  json j = json(llama_cpp_to_json(*e.llama_cpp));
+  j.erase("library");
+  j.erase("threads");
+  return j;
+}
+
 json shared_parts(const Evidence& e) {
   const Environment& env = e.environment;
   const json build = {{"compiler", env.compiler},
@@ -39,6 +50,7 @@ json shared_parts(const Evidence& e) {
           {"build", build},
           {"numerics", json(numerics_identity_json(e.numerics.value_or(NumericsRecord{})))},
           {"model", json(model_to_json(e.model))},
+          {"llama_cpp", llama_cpp_identity(e)},
           {"experiments", experiments}};
 }
 

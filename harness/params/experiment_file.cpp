@@ -1,5 +1,7 @@
 #include "params/experiment_file.hpp"
 
+#include "params/param_table.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -243,6 +245,8 @@ class SpecReader {
       values.emplace_back(v, where);
       return values;
     }
+    if (const ParamRow* row = find_param(key); row && row->single)
+      fail_value(where, v, allowed_for(key) + ", one value, not a list: " + row->single);
     if (v.empty()) fail(where, "empty list; give at least one value (" + allowed_for(key) + ")");
     // Repeats are found in n log n: a 1 MiB file can hold a list of 200,000 values.
     std::map<json, size_t> first_index;
@@ -600,6 +604,7 @@ RunParams params_from_json(const nlohmann::json& j, const std::string& where) {
   for (const ParamRow& row : param_table()) {
     const std::string key = row.key;
     if (row.is_control() || key == "mode" || key == "framework" || row.kind == ParamKind::copy) continue;
+    if (key == "engine" && !(j.is_object() && j.contains(key))) continue;  // genrepro's own: not written
     const json& v = need(row);
     if (row.kind == ParamKind::stages)
       for (const json& stage : v)
@@ -655,7 +660,10 @@ std::string run_id(const std::string& experiment, int64_t prompt_index, const st
   // form, so this text is canonical: the same parameters always hash the same.
   // The params as the experiment gave them: a control's text, like the prompt's, is hashed as
   // text, so the id is known before any tokenizer is (merge, bless and the reader re-expand specs).
-  const nlohmann::json canonical = {{"params", nlohmann::json(params_as_written_json(p))}, {"prompt", prompt}};
+  // The engine is left out: the same run through two engines keeps one id, so diff pairs them.
+  nlohmann::json params = params_as_written_json(p);
+  params.erase("engine");
+  const nlohmann::json canonical = {{"params", params}, {"prompt", prompt}};
   const std::string hash = sha256_hex(canonical.dump()).substr(0, kIdHashHexDigits);
   return experiment + "/p" + std::to_string(prompt_index) + "/" + summary + "-" + hash;
 }
@@ -747,6 +755,19 @@ void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates) {
     run.params.top_candidates = top_candidates;
     run.id = run_id(spec.name, run.prompt_index, run.prompt, run.params);
     claim_id(r, seen_ids, run);
+  }
+}
+
+void override_engine(ExperimentSpec& spec, Engine engine) {
+  const SpecReader r(spec.path);
+  spec.spec["engine"] = to_string(engine);
+  if (spec.spec.contains("runs") && spec.spec["runs"].is_array())
+    for (json& entry : spec.spec["runs"])
+      if (entry.is_object()) entry.erase("engine");
+  for (ExpandedRun& run : spec.runs) {
+    run.params.engine = engine;
+    for (const ParamProblem& problem : check_run_params(run.params))
+      r.fail("run " + run.id + " with --engine " + to_string(engine), describe_problem(problem, problem.field));
   }
 }
 

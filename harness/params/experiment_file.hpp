@@ -66,6 +66,13 @@ ExperimentSpec parse_experiment(const std::string& text, const std::string& path
 // N < 0, and for two runs that would now share an id.
 void override_top_candidates(ExperimentSpec& spec, int64_t top_candidates);
 
+// Every run of `spec` computed by `engine` (`genrepro run --engine`), as if the file said
+// "engine" at its top level and no entry named another; the recorded spec says so. Run ids do not
+// change (the engine is no part of them), so the same experiment through two engines pairs run
+// for run. Throws SpecError naming the first run the engine cannot run (llama.cpp: a sampled run
+// of a framework other than llama.cpp).
+void override_engine(ExperimentSpec& spec, Engine engine);
+
 // Reads `path` ("-": standard input; a pipe or FIFO alike) through util/bounded_read.hpp (at most
 // kMaxExperimentBytes; missing, a directory, too large, binary: SpecError) and calls parse_experiment.
 ExperimentSpec load_experiment(const std::string& path, RunBudget budget = {});

@@ -403,6 +403,22 @@ std::vector<ParamRow> make_table() {
                [] { return std::string("an integer >= 0"); },
                control_integer<&FrameworkControls::min_keep>, read_control_integer<&FrameworkControls::min_keep>, nullptr,
                [](const RunParams& p) { const FrameworkControls& c = p.sampling.controls; return c.min_keep >= 0; }});
+  // Not part of the run id: the same run through two engines keeps its id, so diff pairs them
+  // and names the engine as the difference.
+  t.push_back({"engine", ParamKind::name, kEveryFramework, false, true, kShapesModel, "engine", {{"--engine", kOurs}},
+               "genrepro | llama.cpp: whose forward pass computes the logits (docs/engines.md) [default genrepro]",
+               [] { return one_of_names({"genrepro", "llama.cpp"}) + " (llama.cpp runs greedy or with framework llama.cpp)"; },
+               [](const RunParams& p) -> ordered_json { return to_string(p.engine); },
+               [](RunParams& p, const json& v) -> Problem {
+                 if (!v.is_string()) return refused(v);
+                 const auto e = parse_engine(v.get<std::string>());
+                 if (!e) return refused(v);
+                 p.engine = *e;
+                 return std::nullopt;
+               },
+               nullptr, nullptr,
+               "run ids leave the engine out so that one run through two engines pairs; give one engine and "
+               "run the file once per engine (genrepro run --engine)"});
   return t;
 }
 
@@ -481,6 +497,7 @@ bool written_in_evidence(const ParamRow& row, const RunParams& p) {
   const Framework f = p.sampling.framework;
   if (row.kind == ParamKind::copy) return p.replica > 0;
   if (std::string(row.key) == "framework") return f != Framework::article;
+  if (std::string(row.key) == "engine") return p.engine != Engine::genrepro;
   if (row.is_control()) return f != Framework::article && row.has(f);
   return true;
 }
@@ -505,6 +522,7 @@ RunParams framework_defaults(Framework f, DecodeMode mode) {
 std::vector<LabelPart> label_parts(const RunParams& p) {
   const SamplingParams& s = p.sampling;
   std::vector<LabelPart> parts;
+  if (p.engine != Engine::genrepro) parts.push_back({"engine", std::string(to_string(p.engine)) + " engine"});
   if (s.framework != Framework::article) parts.push_back({"framework", to_string(s.framework)});
   const RunParams preset = framework_defaults(s.framework, s.mode);
   const RunParams off;  // every control at its off value

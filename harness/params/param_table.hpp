@@ -91,6 +91,8 @@ struct ParamRow {
   // `allowed`); null: the checks that read several values at once judge it (params/sampling_params.cpp,
   // params/framework_params.cpp).
   bool (*in_range)(const RunParams&) = nullptr;
+  // One value per entry, never a grid axis (a list is refused, saying why `single` does).
+  const char* single = nullptr;
 
   bool is_control() const { return frameworks != kEveryFramework; }
   bool list_valued() const { return kind == ParamKind::token_list; }

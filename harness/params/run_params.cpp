@@ -79,6 +79,10 @@ std::optional<TopPRule> parse_top_p_rule(const std::string& name) { return parse
 std::optional<Rng> parse_rng(const std::string& name) { return parse_name(kRngs, name); }
 std::optional<Framework> parse_framework(const std::string& name) { return parse_name(kFrameworks, name); }
 
+const char* to_string(Engine e) { return e == Engine::llama_cpp ? "llama.cpp" : "genrepro"; }
+
+std::optional<Engine> parse_engine(const std::string& name) { return parse_name(kEngines, name); }
+
 std::vector<std::string> stage_names(const std::vector<SamplerStage>& order) {
   std::vector<std::string> names;
   for (SamplerStage s : order) names.push_back(to_string(s));

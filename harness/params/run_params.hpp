@@ -20,6 +20,12 @@ enum class DecodeMode { greedy, sample };
 enum class Framework { article, hf, llama_cpp };
 inline constexpr std::array<Framework, 3> kFrameworks = {Framework::article, Framework::hf, Framework::llama_cpp};
 
+// Whose forward pass computes a run's logits (docs/engines.md): genrepro's own (libtorch or
+// strict numerics), or llama.cpp's, through its C API on the model exported as GGUF. The sampler
+// chain, the draw and the record are the framework's, whichever engine made the logits.
+enum class Engine { genrepro, llama_cpp };
+inline constexpr std::array<Engine, 2> kEngines = {Engine::genrepro, Engine::llama_cpp};
+
 // A stage of the sampler chain (docs/sampling.md). The article's chain has the first three
 // (kSamplerStages: logits / T, Hugging Face's top-k, top-p); the frameworks' chains name theirs
 // with the rest (params/framework_params.hpp: kHfOrder, kLlamaCppOrder).
@@ -134,6 +140,7 @@ struct RunParams {
   // 0 .. N-1). Copy 0 is the run itself and writes no replica, so its id is the run's id; the
   // engine never reads it: copies differ only where the arithmetic around them (a batch) does.
   int64_t replica = 0;
+  Engine engine = Engine::genrepro;
 };
 
 // The names written in experiment files and evidence: "greedy", "temperature", "hf", "portable".
@@ -142,6 +149,7 @@ const char* to_string(SamplerStage s);
 const char* to_string(TopPRule r);
 const char* to_string(Rng r);
 const char* to_string(Framework f);  // "article", "hf", "llama.cpp"
+const char* to_string(Engine e);     // "genrepro", "llama.cpp"
 
 // A name back to its value; empty for anything that is not exactly one of the names. Messages
 // for a rejected name are made in one place: sampling_params.hpp (check_top_p_rule, ...).
@@ -149,6 +157,7 @@ std::optional<SamplerStage> parse_sampler_stage(const std::string& name);
 std::optional<TopPRule> parse_top_p_rule(const std::string& name);
 std::optional<Rng> parse_rng(const std::string& name);
 std::optional<Framework> parse_framework(const std::string& name);
+std::optional<Engine> parse_engine(const std::string& name);
 
 // The stages' names in order: {"top_p", "temperature"}.
 std::vector<std::string> stage_names(const std::vector<SamplerStage>& order);

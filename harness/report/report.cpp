@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "compare/engine_parity.hpp"
 #include "util/atomic_file.hpp"
 
 namespace genrepro {
@@ -16,6 +17,14 @@ std::vector<ReportFile> render_report(const std::vector<ReportDocument>& documen
   std::vector<ReportFile> files = {{"report.md", render_markdown(content)}, {"report.html", render_html(content)}};
   for (const ReportBlock& b : content.blocks) {
     if (b.kind == ReportBlock::Kind::figure) files.push_back({b.figure.file, b.figure.svg});
+  }
+  // The parity table's numbers, for a reader's own analysis (the first pair of documents that
+  // ran on different engines; docs/engines.md).
+  for (size_t d = 1; d < documents.size(); ++d) {
+    const std::vector<RunParity> runs = engine_parity(documents[0].evidence, documents[d].evidence);
+    if (runs.empty()) continue;
+    files.push_back({"parity.csv", parity_csv(runs)});
+    break;
   }
   if (!grids.empty()) {
     files.push_back({"grid-cells.csv", grid_cells_csv(grids)});

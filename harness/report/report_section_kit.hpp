@@ -121,6 +121,8 @@ void add_line_figures(Builder& b, const LineChartSpec& chart, const std::string&
 
 // ---- the sections, each in its own file ----
 
+// report_sections_parity.cpp: two engines' runs of the same experiments (engine_parity.hpp).
+void add_engine_parity(const Inputs& in, Builder& b);
 // report_sections_grid.cpp: one summary per experiment grid (grid_summary.hpp's numbers, drawn).
 void add_grid_summaries(const Inputs& in, Builder& b);
 // report_sections_loop.cpp: the fixture banner, the introduction, greedy decoding's repetition.

@@ -32,6 +32,7 @@ ReportContent build_report_content(const std::vector<ReportDocument>& documents,
   sections::add_intro(in, b);
   b.contents();
   add_ab_section(documents, report.blocks);
+  sections::add_engine_parity(in, b);
   add_article_section(documents, options, report.blocks);
   // A grid's summaries come before the article's run-by-run sections: for many seeds they are
   // what a reader wants first, and every later section folds the grid's runs away.

@@ -8,8 +8,6 @@ set(framework_vectors ${CMAKE_BINARY_DIR}/reference/framework-vectors)
 # The entries below that run a gtest binary linking libtorch pin portable kernels, as every
 # in-process entry does (tests/ci/portable_kernels.cmake: OpenBLAS picks its kernels at start-up).
 set(portable_kernels "OPENBLAS_CORETYPE=Haswell;ATEN_CPU_CAPABILITY=avx2")
-set(GENREPRO_LLAMA_LIB "${GENREPRO_DEPS_DIR}/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so"
-    CACHE FILEPATH "libllama of @node-llama-cpp/linux-x64@3.22.1, for the llama.cpp reference tests")
 
 # The Python side is one process (tests/reference/framework_references.py): Hugging Face's and
 # llama.cpp's references share its start-up and torch import (1.7 s of CPU each time) and, for the

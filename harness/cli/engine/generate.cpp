@@ -9,6 +9,7 @@
 #include "cli/engine/engine_verbs.hpp"
 #include "engine/batched_decoder.hpp"
 #include "engine/generation_loop.hpp"
+#include "engine/llama_engine.hpp"
 #include "plan/plan_checks.hpp"
 #if GENREPRO_WITH_LIBTORCH
 #include "engine/gpt2_model.hpp"
@@ -171,6 +172,22 @@ GenerationResult generate_strict(const GenerateRequest& o, const ModelFiles& fil
   return run_generation(*source, prompt_ids, o.params, model.config().eos_token_id, token_text, on_token);
 }
 
+// llama.cpp's forward (docs/engines.md): the loop and the chain are the same; every pick is also
+// llama.cpp's own sampler chain's.
+GenerationResult generate_llama(const GenerateRequest& o, const ModelFiles& files, const Gpt2Tokenizer& tokenizer,
+                                const std::vector<int64_t>& prompt_ids, const TokenObserver& on_token, Console& io) {
+  LlamaRequest request{o.llama_lib, o.llama};
+  request.settings.threads = o.threads;
+  const std::unique_ptr<LlamaEngine> engine = LlamaEngine::load(request, files);
+  engine->check_prompt("--prompt", o.prompt, prompt_ids);
+  io.err << files.source_note << "\n";
+  const LlamaCppRecord& r = engine->record();
+  io.err << loop_path(o) << "; engine llama.cpp (ggml " << r.ggml_version << ", " << r.cpu_backend << ", KV " << r.kv_type
+         << ", flash attention " << r.flash_attn << ") on " << o.threads << (o.threads == 1 ? " thread" : " threads") << "\n";
+  const TokenText token_text = [&tokenizer](int64_t id) { return tokenizer.token_text(id); };
+  return engine->run("generate", prompt_ids, o.params, read_gpt2_config(files.config).eos_token_id, token_text, on_token);
+}
+
 }  // namespace
 
 int generate_text(const GenerateRequest& o, Console& io) {
@@ -192,13 +209,17 @@ int generate_text(const GenerateRequest& o, Console& io) {
   const TokenObserver on_token = [&](int64_t id) {
     if (stream) stream->add(id);
   };
+  const auto generate = [&] {
+    if (params.engine == Engine::llama_cpp) return generate_llama(o, files, tokenizer, prompt_ids, on_token, io);
 #if GENREPRO_WITH_LIBTORCH
-  const GenerationResult result = strict_numerics ? generate_strict(o, files, tokenizer, prompt_ids, on_token, io)
-                                                  : generate_with_torch(o, files, tokenizer, prompt_ids, on_token, io);
+    return strict_numerics ? generate_strict(o, files, tokenizer, prompt_ids, on_token, io)
+                           : generate_with_torch(o, files, tokenizer, prompt_ids, on_token, io);
 #else
-  if (!strict_numerics) throw UsageError(std::string("--numerics ") + to_string(o.numerics.mode) + ": " + kLibtorchNeeded);
-  const GenerationResult result = generate_strict(o, files, tokenizer, prompt_ids, on_token, io);
+    if (!strict_numerics) throw UsageError(std::string("--numerics ") + to_string(o.numerics.mode) + ": " + kLibtorchNeeded);
+    return generate_strict(o, files, tokenizer, prompt_ids, on_token, io);
 #endif
+  };
+  const GenerationResult result = generate();
 
   if (stream) {
     stream->finish();

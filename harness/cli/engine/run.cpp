@@ -154,6 +154,8 @@ int run_experiments(const RunRequest& o, Console& io) {
   runner.shard = o.shard;
   runner.threads = o.threads;
   runner.numerics = o.numerics;
+  runner.llama.library = o.llama_lib;
+  runner.llama.settings = o.llama;
   runner.model = resolve_chosen_model(o.model);
   // A live line on a terminal; in a CI log a plain line at most every 10 s (util/progress.hpp).
   runner.progress = &io.err;

@@ -237,13 +237,13 @@ TEST(ExperimentSpecErrors, OutOfRangeValuesUseTheSharedWords) {
 TEST(ExperimentSpecErrors, UnknownKeysSuggestTheNearest) {
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temprature": 0.5, "seed": 1})")),
             "experiments/x.json: runs[0].temprature: unknown key; did you mean \"temperature\"? (known here: mode, "
-            "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache, replicas)");
+            "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache, replicas, engine)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy"})", R"("promts": ["a"], )")),
             "experiments/x.json: promts: unknown key; did you mean \"prompts\"? (known here: name, description, "
-            "prompts, prompts_file, max_new_tokens, stop_at_eos, use_cache, runs, record)");
+            "prompts, prompts_file, max_new_tokens, stop_at_eos, use_cache, engine, runs, record)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy"})", R"("temperature": 1, )")),
             "experiments/x.json: temperature: unknown key; temperature belongs in each entry of runs (known here: "
-            "name, description, prompts, prompts_file, max_new_tokens, stop_at_eos, use_cache, runs, record)");
+            "name, description, prompts, prompts_file, max_new_tokens, stop_at_eos, use_cache, engine, runs, record)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy", "top_candidates": 3})")).rfind(
                 "experiments/x.json: runs[0].top_candidates: unknown key; top_candidates belongs in record (known here:", 0),
             0u);

@@ -202,7 +202,7 @@ TEST(FrameworkErrors, EveryBadValueNamesTheFilePathAndWhatIsAllowed) {
   // The unknown-key list of an entry without a framework is the article's, as ever.
   EXPECT_EQ(error_of(with_run(R"({"mode": "sample", "temprature": 0.5, "seed": 1})")),
             "experiments/x.json: runs[0].temprature: unknown key; did you mean \"temperature\"? (known here: mode, "
-            "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache, replicas)");
+            "temperature, top_k, top_p, seed, sampler_order, top_p_rule, rng, max_new_tokens, stop_at_eos, use_cache, replicas, engine)");
   EXPECT_EQ(error_of(with_run(R"({"mode": "greedy", "framework": "hf", "repetion_penalty": 1.2})"))
                 .rfind("experiments/x.json: runs[0].repetion_penalty: unknown key; did you mean \"repetition_penalty\"?", 0),
             0u);

@@ -93,7 +93,7 @@ TEST(ParamTable, DiffGroupsAreTheDocumentedOnes) {
       if (row.diff_groups & group) keys.insert(row.key);
     return keys;
   };
-  EXPECT_EQ(members(kShapesModel), (std::set<std::string>{"mode", "temperature"}));
+  EXPECT_EQ(members(kShapesModel), (std::set<std::string>{"engine", "mode", "temperature"}));
   EXPECT_EQ(members(kSetsKept), (std::set<std::string>{"top_k", "top_p"}));
   EXPECT_EQ(members(kSetsSampler), (std::set<std::string>{"mode", "temperature", "seed", "rng", "sampler_order", "top_p_rule"}));
   EXPECT_EQ(members(kSetsStop), (std::set<std::string>{"max_new_tokens", "stop_at_eos"}));
