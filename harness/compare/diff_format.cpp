@@ -243,7 +243,11 @@ std::string format_diff_text(const EvidenceDiff& diff) {
   write_pairs(o, diff);
   for (const std::string& id : diff.missing) o << "missing run " << id << ": in golden, not in the new evidence\n";
   for (const std::string& id : diff.extra) o << "extra run " << id << ": in the new evidence, not in golden\n";
-  write_block(o, "numerics mode differs (docs/numerics.md; a likely cause, not a failure):", diff.numerics);
+  // genrepro's numerics and llama.cpp's settings decide the bits of their engines' runs: each under its own heading.
+  std::vector<ValueDifference> numerics, llama;
+  for (const ValueDifference& d : diff.numerics) (d.path.rfind("llama_cpp", 0) == 0 ? llama : numerics).push_back(d);
+  write_block(o, "numerics mode differs (docs/numerics.md; a likely cause, not a failure):", numerics);
+  write_block(o, "llama.cpp's settings differ (docs/engines.md; a likely cause, not a failure):", llama);
   write_block(o, "environment differs (likely causes, not failures):", diff.environment);
   write_block(o, "provenance differs (build, model files; not failures):", diff.provenance);
   o << diff_summary_line(diff) << "\n";

@@ -90,6 +90,10 @@ std::vector<ValueDifference> numerics_differences(const Evidence& g, const Evide
   const NumericsRecord reference;
   compare_blocks(numerics_identity_json(g.numerics.value_or(reference)),
                  numerics_identity_json(n.numerics.value_or(reference)), "numerics", {}, out);
+  // llama.cpp's runs: its release, CPU backend, KV cache, flash attention and GGUF decide their
+  // bits as the numerics decide genrepro's (where the library lies and its threads do not).
+  const auto llama = [](const Evidence& e) { return e.llama_cpp ? llama_cpp_to_json(*e.llama_cpp) : OrderedJson(); };
+  compare_blocks(llama(g), llama(n), "llama_cpp", {"llama_cpp.library", "llama_cpp.threads"}, out);
   return out;
 }
 

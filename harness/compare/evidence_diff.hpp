@@ -137,8 +137,9 @@ struct EvidenceDiff {
   // Listed beside the verdicts as likely causes; never counted as failures. Volatile fields
   // (created_utc, timing, environment.threads.runs_concurrently) are never compared at all.
   std::vector<ValueDifference> environment;
-  // numerics.mode / numerics.tile (docs/numerics.md): a cause of its own; bits differ in the
-  // last place between modes by design, so the tolerances apply as they do across machines.
+  // numerics.mode / numerics.tile (docs/numerics.md), and llama_cpp.* (the settings that decide
+  // llama.cpp's bits, docs/engines.md): causes of their own; bits differ in the last place
+  // between them by design, so the tolerances apply as they do across machines.
   std::vector<ValueDifference> numerics;
   std::vector<ValueDifference> provenance;  // genrepro.*, model.* (weights sha256, config; not the path)
 

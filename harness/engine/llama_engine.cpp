@@ -8,7 +8,7 @@
 #include "model/gguf_export.hpp"
 #include "util/atomic_file.hpp"
 #include "util/errors.hpp"
-#include "util/joined.hpp"
+#include "tokenizer/token_lines.hpp"
 #include "util/sha256.hpp"
 
 namespace genrepro {
@@ -111,10 +111,9 @@ class LlamaLogitsSource : public LogitsSource {
 // The GGUF of `files`, exported once and kept under the digest of its sources and the exporter's
 // revision: the same model never exports twice, and a changed file exports anew. Its sha256 is
 // kept beside it, so a file changed in the cache is exported again rather than trusted.
-std::string cached_gguf(const ModelFiles& files, std::string& sha256) {
+std::string cached_gguf(const ModelFiles& files, const ModelInfo& model, std::string& sha256) {
   std::string key = "revision " + std::to_string(kGgufExportRevision);
-  for (const std::string* path : {&files.config, &files.weights, &files.vocab, &files.merges})
-    key += "\n" + sha256_file(*path).sha256;
+  for (const auto& [name, file] : model.files) key += "\n" + name + " " + file.sha256;
   const fs::path dir = fs::path(default_cache_dir()) / "gguf";
   const std::string gguf = (dir / (sha256_hex(key).substr(0, 32) + ".gguf")).string();
   const std::string digest_file = gguf + ".sha256";
@@ -138,20 +137,15 @@ std::string library_path(const LlamaRequest& request) {
                    "(docs/engines.md)");
 }
 
-std::string id_list(const std::vector<int64_t>& ids) {
-  std::vector<std::string> parts;
-  for (int64_t id : ids) parts.push_back(std::to_string(id));
-  return "[" + joined(parts, ",") + "]";
-}
 
 }  // namespace
 
-std::unique_ptr<LlamaEngine> LlamaEngine::load(const LlamaRequest& request, const ModelFiles& files) {
+std::unique_ptr<LlamaEngine> LlamaEngine::load(const LlamaRequest& request, const ModelFiles& files, const ModelInfo& model) {
   const std::shared_ptr<llama::LlamaLibrary> lib = llama::LlamaLibrary::open(library_path(request));
   std::unique_ptr<LlamaEngine> engine(new LlamaEngine());
   engine->library_ = lib;
   LlamaCppRecord& r = engine->record_;
-  const std::string gguf = cached_gguf(files, r.gguf_sha256);
+  const std::string gguf = cached_gguf(files, model, r.gguf_sha256);
   r.gguf_export_revision = kGgufExportRevision;
   engine->model_ = std::make_unique<llama::LlamaModel>(lib, gguf);
   engine->session_ = std::make_unique<llama::LlamaSession>(*engine->model_, request.settings);
@@ -172,7 +166,7 @@ std::unique_ptr<LlamaEngine> LlamaEngine::load(const LlamaRequest& request, cons
 void LlamaEngine::check_prompt(const std::string& who, const std::string& text, const std::vector<int64_t>& ids) const {
   const std::vector<int64_t> theirs = model_->tokenize(text);
   if (theirs != ids)
-    throw Error(who + ": llama.cpp tokenizes the prompt as " + id_list(theirs) + ", genrepro as " + id_list(ids) +
+    throw Error(who + ": llama.cpp tokenizes the prompt as " + ids_to_json(theirs) + ", genrepro as " + ids_to_json(ids) +
                 "; the engines would not be given the same input");
 }
 

@@ -24,8 +24,9 @@ struct LlamaRequest {
 class LlamaEngine {
  public:
   // Opens the library, exports the model to GGUF (once per model: kept in genrepro's cache dir
-  // under the sources' digests) and loads it. Throws UsageError when no library is named.
-  static std::unique_ptr<LlamaEngine> load(const LlamaRequest& request, const ModelFiles& files);
+  // under the sources' digests, `model`'s files as describe_model hashed them) and loads it.
+  // Throws UsageError when no library is named.
+  static std::unique_ptr<LlamaEngine> load(const LlamaRequest& request, const ModelFiles& files, const ModelInfo& model);
 
   // llama.cpp must read a prompt as genrepro does, or the two engines would not run the same
   // input: throws Error naming `who` (a run id, --prompt) and both id lists otherwise.

@@ -245,10 +245,11 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   const bool any_llama = std::any_of(plan.selected.begin(), plan.selected.end(), [&](int64_t i) {
     return plan.runs[static_cast<size_t>(i)].params.engine == Engine::llama_cpp;
   });
+  ModelInfo described = describe_model(o.model, config);
   if (any_llama) {
     LlamaRequest llama = o.llama;
     llama.settings.threads = o.threads;
-    model.llama = LlamaEngine::load(llama, o.model);
+    model.llama = LlamaEngine::load(llama, o.model, described);
     model.llama->check_prompts(plan);
   }
   if (o.on_planned) o.on_planned(plan);
@@ -266,7 +267,7 @@ LoadedExperiments load_experiments_and_model(const RunnerOptions& o) {
   header.genrepro = {GENREPRO_VERSION, GENREPRO_GIT_COMMIT};
   header.created_utc = utc_timestamp_now();
   header.environment = collect_environment(o.threads);
-  header.model = describe_model(o.model, config);
+  header.model = std::move(described);
   if (model.llama) header.llama_cpp = model.llama->record();
   for (const ExperimentSpec& spec : plan.experiments) header.experiments.push_back({spec.name, spec.path, spec.sha256, spec.spec});
   return LoadedExperiments{std::move(tokenizer), std::move(plan), std::move(model), probe, std::move(header)};

@@ -4,11 +4,14 @@
 // engine/runner.cpp make it so); a file breaking one was edited or damaged, and a diff of it
 // would say "agree" or "differ" about data that is not there. One function per rule, each naming
 // the file and JSON path of the first violation, the value found and what is allowed.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 #include <string>
+
+#include <algorithm>
 
 #include "evidence/evidence.hpp"
 #include "evidence/json_number.hpp"
@@ -327,10 +330,25 @@ void timing_is_a_duration(const RunRecord& r, const Context& c, const std::strin
 
 }  // namespace
 
+// Runs of llama.cpp's engine carry what decided their bits (the llama_cpp block), and the block
+// only comes with such runs; its settings are the writer's names.
+void llama_cpp_is_described(const Evidence& e, const std::string& file) {
+  const auto llama_run = std::find_if(e.runs.begin(), e.runs.end(), [](const RunRecord& r) { return r.params.engine == Engine::llama_cpp; });
+  if (llama_run != e.runs.end() && !e.llama_cpp)
+    violated(file, "llama_cpp", "missing, though run " + llama_run->id + " ran on engine llama.cpp; allowed: the block "
+                                "genrepro run writes beside such runs (docs/evidence-format.md)");
+  if (!e.llama_cpp) return;
+  if (llama_run == e.runs.end() && !e.runs.empty())
+    violated(file, "llama_cpp", "present, though no run ran on engine llama.cpp; allowed: only beside such runs");
+  one_of(file, "llama_cpp.kv_type", e.llama_cpp->kv_type, {"f16", "f32"});
+  one_of(file, "llama_cpp.flash_attn", e.llama_cpp->flash_attn, {"auto", "on", "off"});
+}
+
 void check_evidence(const Evidence& e, const std::string& file) {
   const Context c{file, vocab_size_of(e.model, file), e.model.eos_token_id};
   model_is_described(e.model, c);
   environment_is_described(e.environment, file);
+  llama_cpp_is_described(e, file);
   ids_are_unique(e, file);
   for (std::size_t i = 0; i < e.runs.size(); ++i) {
     const RunRecord& r = e.runs[i];

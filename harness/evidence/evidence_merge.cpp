@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <optional>
 
 #include "util/errors.hpp"
 #include "params/experiment_file.hpp"
@@ -28,9 +29,8 @@ json environment_identity(const Environment& environment) {
 // What decides the bits of llama.cpp's runs (not where its library lies on this machine, nor
 // its threads, which do not change them): shards computed by another build or CPU variant of
 // llama.cpp are not one run.
-json llama_cpp_identity(const Evidence& e) {
-  if (!e.llama_cpp) return nullptr;
-  json j = json(llama_cpp_to_json(*e.llama_cpp));
+json llama_cpp_identity(const LlamaCppRecord& r) {
+  json j = json(llama_cpp_to_json(r));
   j.erase("library");
   j.erase("threads");
   return j;
@@ -50,7 +50,6 @@ json shared_parts(const Evidence& e) {
           {"build", build},
           {"numerics", json(numerics_identity_json(e.numerics.value_or(NumericsRecord{})))},
           {"model", json(model_to_json(e.model))},
-          {"llama_cpp", llama_cpp_identity(e)},
           {"experiments", experiments}};
 }
 
@@ -132,6 +131,17 @@ Evidence merge_evidence(const std::vector<std::pair<std::string, Evidence>>& sha
                           "; only shards of one run (same genrepro build, numerics, model and experiments) can be merged");
     }
   }
+  // A shard holds the llama_cpp block only when some of its runs ran on llama.cpp's engine; the
+  // blocks the shards hold must be one.
+  std::optional<std::pair<std::string, LlamaCppRecord>> llama;
+  for (const auto& [file, e] : shards) {
+    if (!e.llama_cpp) continue;
+    if (!llama) llama.emplace(file, *e.llama_cpp);
+    const std::string diff = first_difference(llama_cpp_identity(llama->second), llama_cpp_identity(*e.llama_cpp), "llama_cpp");
+    if (!diff.empty())
+      throw EvidenceError(file + ": " + diff + " differs from " + llama->first +
+                          "; only shards that ran one llama.cpp (library, CPU backend, settings, GGUF) can be merged");
+  }
   const std::vector<ExpandedRun> expected = expected_runs(first_file, first);
   std::vector<const RunRecord*> slot(expected.size(), nullptr);
   std::vector<std::string> slot_file(expected.size());
@@ -186,6 +196,7 @@ Evidence merge_evidence(const std::vector<std::pair<std::string, Evidence>>& sha
   Evidence merged = first;
   merged.runs.clear();
   for (const RunRecord* r : slot) merged.runs.push_back(*r);
+  if (llama) merged.llama_cpp = llama->second;
   merged.run_environments.clear();
   for (auto& o : others) merged.run_environments.push_back(std::move(o.second));
   for (const auto& shard : shards) merged.created_utc = std::max(merged.created_utc, shard.second.created_utc);

@@ -78,6 +78,9 @@ Evidence part_of(const Evidence& e, const std::string& experiment) {
   part.model = e.model;
   for (const RunRecord& r : e.runs)
     if (r.experiment == experiment) part.runs.push_back(r);
+  // What decided llama.cpp's bits goes with its runs (evidence_checks: only beside them).
+  if (std::any_of(part.runs.begin(), part.runs.end(), [](const RunRecord& r) { return r.params.engine == Engine::llama_cpp; }))
+    part.llama_cpp = e.llama_cpp;
   for (const ExperimentRecord& x : e.experiments)
     if (x.name == experiment) part.experiments.push_back(x);
   return part;

@@ -234,6 +234,15 @@ def main():
     print(f"llama.cpp: ggml {rec['ggml_version']} ({rec['ggml_commit']}), {rec['cpu_backend']}, KV {rec['kv_type']}, "
           f"flash attention {rec['flash_attn']}; {len(l1['runs'])} runs identical on 1 and 2 threads")
 
+    # A setting that decides llama.cpp's bits is named by diff as a cause of its own.
+    f32 = os.path.join(o.work, "llama-f32.json")
+    run(f32, *base, "--threads", "1", "--llama-kv-type", "f32", "--llama-flash-attn", "off")
+    d = subprocess.run([o.genrepro, "diff", os.path.join(o.work, "llama-t1.json"), f32], capture_output=True, text=True)
+    for cause in ("llama.cpp's settings differ", "llama_cpp.kv_type", "llama_cpp.flash_attn"):
+        if d.returncode not in (0, 1) or cause not in d.stdout:
+            sys.exit(f"FAIL: diff of KV f16 vs f32 evidence (exit {d.returncode}) does not name {cause}:\n{d.stdout[-2000:]}")
+    print(f"diff names llama_cpp.kv_type and llama_cpp.flash_attn between f16/auto and f32/off (exit {d.returncode})")
+
     g = run(os.path.join(o.work, "genrepro.json"), "--threads", "1")
     by_id = {r["id"]: r for r in g["runs"]}
     by_llama = {r["id"]: r for r in l1["runs"]}

@@ -10,6 +10,7 @@
 #include "engine/batched_decoder.hpp"
 #include "engine/generation_loop.hpp"
 #include "engine/llama_engine.hpp"
+#include "engine/runner.hpp"
 #include "plan/plan_checks.hpp"
 #if GENREPRO_WITH_LIBTORCH
 #include "engine/gpt2_model.hpp"
@@ -178,7 +179,8 @@ GenerationResult generate_llama(const GenerateRequest& o, const ModelFiles& file
                                 const std::vector<int64_t>& prompt_ids, const TokenObserver& on_token, Console& io) {
   LlamaRequest request{o.llama_lib, o.llama};
   request.settings.threads = o.threads;
-  const std::unique_ptr<LlamaEngine> engine = LlamaEngine::load(request, files);
+  const std::unique_ptr<LlamaEngine> engine =
+      LlamaEngine::load(request, files, describe_model(files, read_gpt2_config(files.config)));
   engine->check_prompt("--prompt", o.prompt, prompt_ids);
   io.err << files.source_note << "\n";
   const LlamaCppRecord& r = engine->record();

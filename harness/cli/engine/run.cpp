@@ -1,4 +1,5 @@
 // genrepro run, the part that runs the model (flags and experiment files are checked in cli/run.cpp).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -166,8 +167,13 @@ int run_experiments(const RunRequest& o, Console& io) {
     if (runner.shard.count > 1) io.err << " (shard " << o.shard_text << ")";
     io.err << " on " << o.threads << (o.threads == 1 ? " thread" : " threads") << ", numerics "
            << to_string(o.numerics.mode);
-    if (o.numerics.mode == NumericsMode::strict) io.err << " (" << strict::kStrictKernelRevision << ")\n";
-    else io.err << ", cpu kernels " << to_string(o.numerics.cpu_kernels) << "\n";
+    if (o.numerics.mode == NumericsMode::strict) io.err << " (" << strict::kStrictKernelRevision << ")";
+    else io.err << ", cpu kernels " << to_string(o.numerics.cpu_kernels);
+    const auto llama = std::count_if(plan.selected.begin(), plan.selected.end(), [&](int64_t i) {
+      return plan.runs[static_cast<size_t>(i)].params.engine == Engine::llama_cpp;
+    });
+    if (llama > 0) io.err << "; " << llama << " of them on llama.cpp's engine (docs/engines.md)";
+    io.err << "\n";
   };
   if (o.check_equivalence) return check_equivalence(runner, o.prob_tolerance, o.json, io);
   const auto start = std::chrono::steady_clock::now();
