@@ -28,6 +28,12 @@ std::optional<double> deciding_margin(const StepRecord& s, bool greedy) {
   return std::nullopt;
 }
 
+// How far noise alone can move what decides the pick: two probabilities each by the noise floor
+// (greedy), or a cumulative sum over the kept tokens, each by at most the floor (a draw's boundary).
+double noise_reach(const StepRecord& s, bool greedy, double noise) {
+  return greedy ? 2 * noise : static_cast<double>(std::max<int64_t>(s.kept, 1)) * noise;
+}
+
 RunParity parity_of(const RunRecord& a, const RunRecord& b) {
   RunParity p;
   p.id = a.id;
@@ -55,10 +61,12 @@ RunParity parity_of(const RunRecord& a, const RunRecord& b) {
       p.max_abs_dlogp = std::max(p.max_abs_dlogp, std::fabs(std::log(sa.prob) - std::log(sb.prob)));
   }
   if (p.divergence && d < steps) {
-    p.margin_a = deciding_margin(a.result.steps[d], greedy);
-    p.margin_b = deciding_margin(b.result.steps[d], greedy);
-    const double limit = 2 * p.noise;
-    p.near_tie = (p.margin_a && *p.margin_a <= limit) || (p.margin_b && *p.margin_b <= limit);
+    const StepRecord& sa = a.result.steps[d];
+    const StepRecord& sb = b.result.steps[d];
+    p.margin_a = deciding_margin(sa, greedy);
+    p.margin_b = deciding_margin(sb, greedy);
+    p.near_tie = (p.margin_a && *p.margin_a <= noise_reach(sa, greedy, p.noise)) ||
+                 (p.margin_b && *p.margin_b <= noise_reach(sb, greedy, p.noise));
   }
   return p;
 }

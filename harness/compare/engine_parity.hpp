@@ -33,8 +33,10 @@ struct RunParity {
   // when sampling).
   double noise = 0;
   // At the divergence: each run's deciding margin (greedy: best minus second-best prob_scaled;
-  // sampled: the draw's distance to the nearest boundary, draw.margin), and whether either is at
-  // most twice the noise floor: two probabilities that far apart can swap by noise alone.
+  // sampled: the draw's distance to the nearest boundary of the cumulative sum, draw.margin), and
+  // whether noise alone can cross either: greedy, a margin of at most twice the noise floor (two
+  // probabilities, each off by up to it); sampled, at most kept x the floor (the boundary is a
+  // sum over the kept tokens, each off by up to it).
   std::optional<double> margin_a, margin_b;
   bool near_tie = false;
 };

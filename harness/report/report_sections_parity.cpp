@@ -103,10 +103,11 @@ void add_pair(const ReportDocument& a, const ReportDocument& b, const std::vecto
                 " of them at a near-tie. Largest |\u0394 ln p| of the chosen token while the tokens agree: " + sci(dlogp) +
                 ". Same best candidate at " + std::to_string(same) + " of " + std::to_string(comparable) +
                 " steps with the same input (" + percent(same, comparable) +
-                "). A divergence is a near-tie when either run's deciding margin there (greedy: best minus second-best "
-                "probability; sampled: the draw's distance to the nearest boundary) is at most twice the noise floor, the "
-                "largest |\u0394p| between the engines over the candidates both list at the steps with the same input. "
-                "parity.csv holds every number of the table.");
+                "). The noise floor is the largest |\u0394p| between the engines over the candidates both list at the "
+                "steps with the same input. A divergence is a near-tie when noise alone can cross either run's deciding "
+                "margin there: greedy, best minus second-best probability at most twice the floor; sampled, the draw's "
+                "distance to the nearest boundary of the cumulative sum at most kept \u00d7 the floor. parity.csv holds "
+                "every number of the table.");
   ReportTable t;
   t.header = {kRunIdColumn, "tokens", "first divergence", "same top-1", "max |\u0394 ln p|", "noise", "margins there", "near-tie"};
   t.numeric = {false, false, false, true, true, true, false, false};

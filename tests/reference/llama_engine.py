@@ -197,7 +197,8 @@ def parity(a, b):
     if d is not None and d < n:
         for i, s in enumerate((sa[d], sb[d])):
             margins[i] = s["margin"] if greedy else (s["draw"]["margin"] if "draw" in s else None)
-        near = any(m is not None and m <= 2 * noise for m in margins)
+        reach = [2 * noise if greedy else max(s["kept"], 1) * noise for s in (sa[d], sb[d])]
+        near = any(m is not None and m <= r for m, r in zip(margins, reach))
     return {"tokens_a": len(ta), "tokens_b": len(tb), "tokens_equal": ta == tb, "divergence_step": d,
             "comparable_steps": comparable, "same_top1": same, "max_abs_dlogp": dlogp, "noise": noise,
             "margin_a": margins[0], "margin_b": margins[1], "near_tie": near}
