@@ -96,7 +96,7 @@ void add_pair(const ReportDocument& a, const ReportDocument& b, const std::vecto
     dlogp = std::max(dlogp, p.max_abs_dlogp);
   }
   const int64_t parted = static_cast<int64_t>(std::count_if(runs.begin(), runs.end(), [](const RunParity& p) { return p.divergence.has_value(); }));
-  out.paragraph(std::to_string(runs.size()) + " runs of the same experiments ran on engine " + runs.front().engine_a + " in " +
+  out.paragraph(std::to_string(runs.size()) + (runs.size() == 1 ? " run" : " runs") + " of the same experiments ran on engine " + runs.front().engine_a + " in " +
                 a.shown() + " and on engine " + runs.front().engine_b + " in " + b.shown() +
                 " (run ids pair them; docs/engines.md). Tokens identical in " + std::to_string(equal) + " of " +
                 std::to_string(runs.size()) + "; " + std::to_string(parted) + " part, " + std::to_string(near) +

@@ -6,6 +6,9 @@
 # driven over the DevTools protocol, for all three page loads), `genrepro sensitivity --compare`'s sensitivity.html of three cells made from the same runs
 # (identical, one changed token, a dropped run, nudged entropies): a heatmap square for every run
 # in every cell, the four class colours, not blank, not cut, both charts with their axes.
+# Then the parity page of two engines (docs/engines.md): golden/fixture's greedy run against the
+# same run recorded as llama.cpp's engine would record it, its 6th token changed: the section, the
+# divergence in its table, the survival curve with both axes, not blank, not cut.
 # Negative controls show each check can fail.
 # CI installs Chromium (scripts/setup.sh --tests with CI=true) and there the test fails without
 # it; elsewhere it is skipped (exit 77, reason printed) when Chromium or python3-pil is missing.

@@ -620,6 +620,56 @@ def check_sensitivity_page(a, browser, scratch, changed_path, Image):
         print("sensitivity control %r: fails as it must: %s" % (name, next(msg for k, msg in found if k == kind)))
 
 
+def check_parity_page(a, browser, scratch, Image):
+    """The parity page (docs/engines.md): golden/fixture's greedy run against the same run as
+    llama.cpp's engine would record it (params.engine, the llama_cpp block, the 6th token its
+    runner-up), rendered: the section, its table naming the divergence, the survival curve with
+    both axes, not blank, not cut."""
+    with open(os.path.join(a.golden, "greedy.json")) as f:
+        ours = json.load(f)
+    theirs = json.loads(json.dumps(ours))
+    for run in theirs["runs"]:
+        run["params"]["engine"] = "llama.cpp"
+    for experiment in theirs["experiments"]:  # as `run --engine llama.cpp` records its spec
+        experiment["spec"]["engine"] = "llama.cpp"
+    change_sixth_token(a.binary, theirs["runs"][0])
+    theirs["created_utc"] = ours["created_utc"] = "2026-01-01T00:00:00Z"
+    theirs["llama_cpp"] = {"library": "/opt/llama/libllama.so", "library_sha256": "0" * 64, "ggml_version": "0.25.1",
+                           "ggml_commit": "0ad4a86", "cpu_backend": "libggml-cpu-haswell.so", "system_info": "CPU : AVX2 = 1 |",
+                           "kv_type": "f16", "flash_attn": "auto", "threads": 2, "n_ubatch": 512, "gguf_sha256": "1" * 64,
+                           "gguf_export_revision": 1}
+    paths = []
+    for name, doc in (("genrepro.json", ours), ("llama.json", theirs)):
+        paths.append(os.path.join(scratch, name))
+        with open(paths[-1], "w") as f:
+            json.dump(doc, f)
+    out = os.path.join(scratch, "parity")
+    r = subprocess.run([a.binary, "report", *paths, "--label", "genrepro", "--label", "llama.cpp", "--out", out],
+                       capture_output=True, timeout=TIMEOUT_S)
+    if r.returncode != 0:
+        fail("genrepro report of two engines: exit %d: %s" % (r.returncode, r.stderr.decode()))
+    measured = with_additions(os.path.join(out, "report.html"), "measured.html", body_end=GEOMETRY_SCRIPT)
+    dom = browser.dom(measured)
+    for expected in ['<h2 id="parity-between-engines-genrepro-and-llamacpp">Parity between engines: genrepro and llama.cpp</h2>',
+                     "new token 6 (steps[5])", "<title>Runs whose tokens are still identical between the engines</title>",
+                     "libggml-cpu-haswell.so"]:
+        if expected not in dom:
+            fail("the rendered parity page lacks %r" % expected)
+    geometry = geometry_of(dom)
+    if geometry["width"] > WIDTH or not 0 < geometry["height"] <= MAX_HEIGHT:
+        fail("the parity report is %dx%d px; this test renders it %d px wide and up to %d px tall" %
+             (geometry["width"], geometry["height"], WIDTH, MAX_HEIGHT))
+    png = browser.screenshot_of_loaded(measured, geometry["height"], os.path.join(scratch, "parity.png"))
+    if a.keep:
+        shutil.copyfile(png, os.path.splitext(a.keep)[0] + "-parity.png")
+    problems = problems_of(pixels_of(png, Image), geometry, verdict=False)
+    if problems:
+        fail("the screenshot of the parity report: " + "; ".join(m for _, m in problems))
+    print("parity page %dx%d: the section, its divergence and the survival curve, %d section headings and the last "
+          "element drawn, %d charts with both axes" % (WIDTH, geometry["height"], len(geometry["headings"]),
+                                                       len(geometry["charts"])))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
@@ -699,6 +749,7 @@ def check_report(a, browser, scratch, report, mutated, evidence, Image):
             print("control %r: fails as it must: %s" % (name, next(m for k, m in found if k == kind)))
 
     check_sensitivity_page(a, browser, scratch, evidence, Image)
+    check_parity_page(a, browser, scratch, Image)
 
 
 if __name__ == "__main__":
