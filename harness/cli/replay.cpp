@@ -34,6 +34,14 @@ ReplayRequest replay_request_from(const ReplayOptions& a) {
   r.logprob_tolerance = checked_tolerance("--logprob-tolerance", a.logprob_tolerance);
   // GOLDEN needs no model: its errors come before any model is located (or made).
   r.golden = read_golden(a.golden);
+  // Replay teacher-forces through genrepro's own forward: llama.cpp's runs are compared by running
+  // them again on llama.cpp's engine and diffing, not by replaying them here.
+  for (const EvidenceFile& f : r.golden)
+    for (const RunRecord& run : f.evidence.runs)
+      if (run.params.engine == Engine::llama_cpp)
+        throw UsageError("replay " + f.path + ": run " + run.id + " ran on engine llama.cpp, and replay runs genrepro's "
+                         "forward; run the experiment again with 'genrepro run --engine llama.cpp' and 'genrepro diff' "
+                         "the two (docs/engines.md)");
   r.forward = parse_replay_forward(a.forward);
   r.model = a.model;
   r.json = a.json;

@@ -5,8 +5,10 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_inprocess/cli_case.hpp"
+#include "support/text_match.hpp"
 
 namespace genrepro::test {
 namespace {
@@ -49,3 +51,40 @@ TEST(EngineLibrary, MissingLibraryIsExit2KeepingOut) {
 
 }  // namespace
 }  // namespace genrepro
+
+namespace genrepro::test {
+namespace {
+
+// golden/fixture's greedy evidence as llama.cpp's engine records it (params.engine, the spec
+// `run --engine` records, the llama_cpp block).
+std::string llama_evidence(const ScratchDir& scratch) {
+  nlohmann::json e = nlohmann::json::parse(read_bytes(source_path("golden/fixture/greedy.json")));
+  for (auto& run : e["runs"]) run["params"]["engine"] = "llama.cpp";
+  for (auto& x : e["experiments"]) x["spec"]["engine"] = "llama.cpp";
+  e["llama_cpp"] = {{"library", "/opt/llama/libllama.so"}, {"library_sha256", std::string(64, '0')},
+                    {"ggml_version", "0.25.1"}, {"ggml_commit", "0ad4a86"}, {"cpu_backend", "libggml-cpu-haswell.so"},
+                    {"system_info", "CPU : AVX2 = 1 |"}, {"kv_type", "f16"}, {"flash_attn", "auto"}, {"threads", 1},
+                    {"n_ubatch", 512}, {"gguf_sha256", std::string(64, '1')}, {"gguf_export_revision", 1}};
+  return scratch.write("llama.json", e.dump());
+}
+
+TEST(EngineEvidence, ReplayRefusesLlamaCppRunsNamingTheWay) {
+  const ScratchDir scratch("engine-replay");
+  const std::vector<std::string> args = {"replay", llama_evidence(scratch), "--model", tiny_model()};
+  const CliResult r = genrepro(args);
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_TRUE(Searches(R"re(ran on engine llama\.cpp, and replay runs genrepro's forward; run the experiment again with 'genrepro run --engine llama\.cpp')re", r.err)) << r.err;
+}
+
+TEST(EngineEvidence, TheBlockMustComeWithItsRuns) {
+  const ScratchDir scratch("engine-block");
+  nlohmann::json e = nlohmann::json::parse(read_bytes(llama_evidence(scratch)));
+  e.erase("llama_cpp");
+  const std::string without = scratch.write("without.json", e.dump());
+  const CliResult r = genrepro({"diff", source_path("golden/fixture/greedy.json"), without});
+  EXPECT_EQ(r.exit, 2) << r.err;
+  EXPECT_TRUE(Searches(R"re(llama_cpp: missing, though run greedy/p0/greedy-[0-9a-f]+ ran on engine llama\.cpp)re", r.err)) << r.err;
+}
+
+}  // namespace
+}  // namespace genrepro::test
