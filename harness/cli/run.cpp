@@ -136,7 +136,7 @@ void setup_run(CLI::App& app, VerbContext& ctx) {
   cmd->add_option("--engine", o->engine,
                   "Whose forward pass computes every run's logits, overriding the experiments' \"engine\":\n"
                   "genrepro (its own, the default) or llama.cpp (llama.cpp's C API on the model exported\n"
-                  "as GGUF; greedy runs and framework llama.cpp only; docs/engines.md)")
+                  "as GGUF; greedy runs, first predictions and framework llama.cpp; docs/engines.md)")
       ->type_name("NAME");
   add_llama_flags(*cmd, o->llama);
   cmd->add_flag("--json", o->json,

@@ -97,10 +97,11 @@ std::vector<ParamProblem> check_run_params(const RunParams& p, std::vector<Param
     problems.push_back({row.key, v.is_number_float() ? number_text(v.get<double>()) : v.dump(), row.allowed()});
   }
   // llama.cpp's engine samples only with llama.cpp's own chain, the one its users run; a greedy
-  // pick is every framework's.
-  if (p.engine == Engine::llama_cpp && s.mode == DecodeMode::sample && s.framework != Framework::llama_cpp)
+  // pick is every framework's, and a first prediction (max_new_tokens 0) picks nothing.
+  if (p.engine == Engine::llama_cpp && s.mode == DecodeMode::sample && s.framework != Framework::llama_cpp &&
+      p.max_new_tokens > 0)
     problems.push_back({"framework", std::string("\"") + to_string(s.framework) + "\"",
-                        "\"llama.cpp\" for a sampled run of engine llama.cpp (or mode greedy)"});
+                        "\"llama.cpp\" for a sampled run of engine llama.cpp (or mode greedy, or max_new_tokens 0)"});
   for (size_t i = 0; i < s.sampler_order.size(); ++i) {
     const auto first = std::find(s.sampler_order.begin(), s.sampler_order.end(), s.sampler_order[i]);
     if (static_cast<size_t>(first - s.sampler_order.begin()) != i)

@@ -34,7 +34,7 @@ const std::vector<CliCase> kCases = {
      R"re(--llama-flash-attn yes: allowed: auto, on or off)re", Stderr::one_line},
     {"article_chain_cannot_sample_on_llama",
      {"run", source_path("experiments/article/temperature.json"), "--engine", "llama.cpp", "--out", "{scratch}/e.json"}, 2, "",
-     R"re(temperature\.json: run temperature/p0/sample-.* with --engine llama\.cpp: framework = "article" is not allowed; allowed: "llama\.cpp" for a sampled run of engine llama\.cpp)re",
+     R"re(temperature\.json: run temperature/p0/sample-.* with --engine llama\.cpp: framework = "article" is not allowed; allowed: "llama\.cpp" for a sampled run of engine llama\.cpp \(or mode greedy, or max_new_tokens 0\))re",
      Stderr::one_line},
     {"export_to_a_directory", {"export", "--model", tiny_model(), "--gguf", "{scratch}"}, 2, "", R"re(--gguf .*is a directory|--gguf)re",
      Stderr::one_line},
