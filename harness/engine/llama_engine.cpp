@@ -137,7 +137,6 @@ std::string library_path(const LlamaRequest& request) {
                    "(docs/engines.md)");
 }
 
-
 }  // namespace
 
 std::unique_ptr<LlamaEngine> LlamaEngine::load(const LlamaRequest& request, const ModelFiles& files, const ModelInfo& model) {

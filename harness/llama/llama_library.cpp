@@ -267,9 +267,9 @@ void LlamaSampler::accept(int64_t token) { lib_->api().sampler_accept(chain_, st
 
 int64_t LlamaSampler::pick(const std::vector<float>& logits) {
   // llama_sampler_sample's array: every token in id order, its logit, p 0, unsorted.
-  std::vector<abi::TokenData> data(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) data[i] = {static_cast<abi::Token>(i), logits[i], 0.0f};
-  abi::TokenDataArray array{data.data(), data.size(), -1, false};
+  candidates_.resize(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) candidates_[i] = {static_cast<abi::Token>(i), logits[i], 0.0f};
+  abi::TokenDataArray array{candidates_.data(), candidates_.size(), -1, false};
   lib_->api().sampler_apply(chain_, &array);
   if (array.selected < 0 || static_cast<size_t>(array.selected) >= array.size)
     throw Error("llama.cpp: its sampler chain selected no token");

@@ -120,6 +120,9 @@ class LlamaSampler {
  private:
   std::shared_ptr<LlamaLibrary> lib_;
   void* chain_ = nullptr;
+  // The array pick() hands the chain, kept across steps: one vocabulary-sized allocation per run,
+  // not per token.
+  std::vector<abi::TokenData> candidates_;
 };
 
 }  // namespace genrepro::llama
