@@ -120,3 +120,22 @@ endfunction()
 # tests (tests/reference/frameworks.cmake, tests/reference/engines.cmake) skip without it.
 set(GENREPRO_LLAMA_LIB "${GENREPRO_DEPS_DIR}/node_modules/@node-llama-cpp/linux-x64/bins/linux-x64/libllama.v0.5.0.so"
     CACHE FILEPATH "libllama of @node-llama-cpp/linux-x64@3.22.1, for the llama.cpp reference tests")
+
+# genrepro_side_build(<name> <binary dir> <cmake args...>): the libtorch-free genrepro built beside
+# this build from the same sources, in its own tree (only the `genrepro` target), with these cache
+# arguments on top of -DGENREPRO_LIBTORCH=OFF, this build's type, deps and compiler launcher.
+# BUILD_ALWAYS: the side build's own ninja decides what changed in the shared sources.
+function(genrepro_side_build name dir)
+  include(ExternalProject)
+  set(args -DGENREPRO_LIBTORCH=OFF -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE} -DGENREPRO_DEPS_DIR=${GENREPRO_DEPS_DIR} ${ARGN})
+  if(CMAKE_CXX_COMPILER_LAUNCHER)
+    list(APPEND args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
+  endif()
+  ExternalProject_Add(${name}
+    SOURCE_DIR ${CMAKE_SOURCE_DIR}
+    BINARY_DIR ${dir}
+    CMAKE_ARGS ${args}
+    BUILD_COMMAND ${CMAKE_COMMAND} --build ${dir} --target genrepro
+    INSTALL_COMMAND ""
+    BUILD_ALWAYS ON)
+endfunction()

@@ -14,19 +14,7 @@ set(aarch64_dir ${CMAKE_BINARY_DIR}/aarch64)
 set(aarch64_skip "needs g++-aarch64-linux-gnu, qemu-user, libpcre2-dev:arm64, libssl-dev:arm64 and libstdc++6:arm64 (scripts/setup.sh --tests on x86-64)")
 if(GENREPRO_AARCH64_CXX AND GENREPRO_QEMU_AARCH64 AND EXISTS /usr/lib/aarch64-linux-gnu/pkgconfig/libpcre2-8.pc
    AND EXISTS /usr/lib/aarch64-linux-gnu/libcrypto.so AND EXISTS /usr/lib/aarch64-linux-gnu/libstdc++.so.6 AND NOT CMAKE_SYSTEM_PROCESSOR STREQUAL aarch64)
-  include(ExternalProject)
-  set(aarch64_args -DGENREPRO_LIBTORCH=OFF -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE} -DGENREPRO_DEPS_DIR=${GENREPRO_DEPS_DIR}
-                   -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake)
-  if(CMAKE_CXX_COMPILER_LAUNCHER)
-    list(APPEND aarch64_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
-  endif()
-  ExternalProject_Add(genrepro_aarch64
-    SOURCE_DIR ${CMAKE_SOURCE_DIR}
-    BINARY_DIR ${aarch64_dir}
-    CMAKE_ARGS ${aarch64_args}
-    BUILD_COMMAND ${CMAKE_COMMAND} --build ${aarch64_dir} --target genrepro
-    INSTALL_COMMAND ""
-    BUILD_ALWAYS ON)
+  genrepro_side_build(genrepro_aarch64 ${aarch64_dir} -DCMAKE_TOOLCHAIN_FILE=${CMAKE_SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake)
 endif()
 add_test(NAME strict.aarch64
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/libtorch_free.py

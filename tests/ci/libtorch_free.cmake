@@ -6,19 +6,7 @@
 option(GENREPRO_TEST_LIBTORCH_FREE "Build the libtorch-free genrepro beside this one and test it" ON)
 set(libtorch_free_dir ${CMAKE_BINARY_DIR}/libtorch-free)
 if(GENREPRO_TEST_LIBTORCH_FREE)
-  include(ExternalProject)
-  set(libtorch_free_args -DGENREPRO_LIBTORCH=OFF -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE} -DGENREPRO_DEPS_DIR=${GENREPRO_DEPS_DIR})
-  if(CMAKE_CXX_COMPILER_LAUNCHER)
-    list(APPEND libtorch_free_args -DCMAKE_CXX_COMPILER_LAUNCHER=${CMAKE_CXX_COMPILER_LAUNCHER})
-  endif()
-  # BUILD_ALWAYS: the sub-build's own ninja decides what changed in the shared sources.
-  ExternalProject_Add(genrepro_libtorch_free
-    SOURCE_DIR ${CMAKE_SOURCE_DIR}
-    BINARY_DIR ${libtorch_free_dir}
-    CMAKE_ARGS ${libtorch_free_args}
-    BUILD_COMMAND ${CMAKE_COMMAND} --build ${libtorch_free_dir} --target genrepro
-    INSTALL_COMMAND ""
-    BUILD_ALWAYS ON)
+  genrepro_side_build(genrepro_libtorch_free ${libtorch_free_dir})
 endif()
 add_test(NAME strict.libtorch_free
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/ci/scripts/libtorch_free.py
