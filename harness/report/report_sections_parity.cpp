@@ -66,7 +66,8 @@ ReportTable environment_table(const ReportDocument& a, const ReportDocument& b) 
 LineChartSpec survival_chart(const std::vector<RunParity>& runs) {
   int64_t longest = 0;
   for (const RunParity& p : runs) longest = std::max({longest, p.tokens_a, p.tokens_b});
-  LineSeries s{"tokens identical", {}, {}};
+  LineSeries s;
+  s.label = "tokens identical";
   for (int64_t n = 0; n <= longest; ++n) {
     int64_t alive = 0;
     for (const RunParity& p : runs) alive += !p.divergence || *p.divergence >= n ? 1 : 0;
