@@ -12,7 +12,9 @@
 #   - the kernels each setting loaded and what the start-up probe proved (rows keeping a lone
 #     row's bits per BLAS thread count, the invariant tile) and the layout it chose;
 #   - --numerics strict: generate (target >= 2x) and the grid (>= 20x), the grid checked
-#     identical to --batch 1 --threads 1;
+#     identical to --batch 1 --threads 1, each also as a share of the machine: the grid's float32
+#     work against the FMA peak, generate's weight bytes against the read bandwidth, both measured
+#     in this run (bench/machine_bench.cpp);
 # then one Markdown table of every figure (the one docs/numerics.md quotes).
 #   bash bench/kernels_bench.sh      (GENREPRO_BUILD_DIR, GENREPRO_BENCH_PYTHON_RUNS)
 # About 10 minutes on 2 idle cores. Nothing here is a test: timings depend on the machine and load,
@@ -36,6 +38,18 @@ if /usr/bin/python3 -c "import os,sys; sys.exit(0 if os.getloadavg()[0] > $cpus 
 fi
 figures="$work/figures.tsv"  # setting, figure, tok/s, seconds, identical-to-batch-1
 : > "$figures"
+
+# The machine's own bounds, measured here so the strict figures can be stated as shares of them:
+# float32 FMA peak and memory read bandwidth, on one thread and on every CPU (bench/machine_bench.cpp).
+"$build/bench/machine_bench" --benchmark_format=json > "$work/machine.json" 2> /dev/null
+/usr/bin/python3 - "$work/machine.json" <<'PY'
+import json, sys
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if "FLOPS" in b:
+        print(f"machine: float32 FMA peak, {b['name'].split('/')[2]}: {b['FLOPS'] / 1e9:.1f} GFLOP/s ({b.get('label', '')})")
+    else:
+        print(f"machine: memory read bandwidth, {b['name'].split('/')[2]}: {b['bytes_per_s'] / 2**30:.1f} GiB/s")
+PY
 
 python_runs="${GENREPRO_BENCH_PYTHON_RUNS:-6}"
 /usr/bin/python3 "$root/bench/python_loop.py" --model "$model" --runs "$python_runs" --json > "$work/python-default.json"
@@ -167,4 +181,45 @@ for key, name, target in (("generate_loop", "generate, the loop alone", 2.0),
     same = fig.get(("strict", key + "_same"))
     mark = "" if not same else (" (identical to --batch 1 --threads 1)" if same[2] == "identical" else " (DIFFERENT from --batch 1)")
     print(f"| {name} | {tps:.1f} | {tps / base:.2f}x{mark} | >= {target}x |")
+PY
+
+# The strict figures as shares of this machine: the grid's float32 work against the FMA peak on
+# every CPU, and generate's weight bytes per token against the read bandwidth on every CPU.
+/usr/bin/python3 - "$figures" "$work/machine.json" "$model/config.json" "$work/strict.json" <<'PY'
+import json, sys
+rows = {(r[0], r[1]): r for r in (line.rstrip("\n").split("\t") for line in open(sys.argv[1]))}
+bench = {b["name"].split("/min_time")[0]: b for b in json.load(open(sys.argv[2]))["benchmarks"]}
+cfg = json.load(open(sys.argv[3]))
+C, L, V = cfg["n_embd"], cfg["n_layer"], cfg["vocab_size"]
+peak = max(b["FLOPS"] for n, b in bench.items() if n.startswith("peak/fma"))
+bandwidth = max(b["bytes_per_s"] for n, b in bench.items() if n.startswith("bandwidth/read"))
+linear_macs = L * 12 * C * C  # c_attn 3C^2, attn c_proj C^2, c_fc 4C^2, mlp c_proj 4C^2 per layer
+
+def flops(positions, keys, head):
+    """Multiply-adds x 2 of feeding `positions` tokens whose last attends to `keys` keys."""
+    attention = sum(2 * L * (keys - positions + 1 + i) * C for i in range(positions))  # q.k and p.v
+    return 2 * (positions * linear_macs + attention + (V * C if head else 0))
+
+evidence = json.load(open(sys.argv[4]))
+total = 0
+prompts = set()
+for run in evidence["runs"]:
+    prompt = len(run["prompt_ids"])
+    if tuple(run["prompt_ids"]) not in prompts:  # one prefill per prompt, shared by its runs
+        prompts.add(tuple(run["prompt_ids"]))
+        total += flops(prompt, prompt, True)
+    for i in range(1, len(run["output_ids"])):  # the first new token comes from the prefill's logits
+        total += flops(1, prompt + i, True)
+grid = rows.get(("strict", "grid_strict"))
+if grid:
+    seconds = float(grid[3])
+    print(f"grid60 strict: {total / 1e9:.0f} GFLOP in {seconds:.2f} s (loading included) = {total / seconds / 1e9:.1f} GFLOP/s, "
+          f"{100 * total / seconds / peak:.0f} % of the measured FMA peak ({peak / 1e9:.1f} GFLOP/s on every CPU)")
+weight_bytes = 4 * (linear_macs + V * C + L * 9 * C)  # every weight and bias once per token (float32)
+loop = rows.get(("strict", "generate_loop"))
+if loop:
+    tps = float(loop[2])
+    bound = bandwidth / weight_bytes
+    print(f"generate strict: {tps:.1f} tok/s against a read-bandwidth bound of {bound:.1f} tok/s "
+          f"({weight_bytes / 2**20:.0f} MiB of weights a token at {bandwidth / 2**30:.1f} GiB/s) = {100 * tps / bound:.0f} %")
 PY

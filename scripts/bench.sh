@@ -31,7 +31,7 @@ case "${1:-}" in
   *) echo "bench.sh: unknown option '$1'; use --quick, --side-by-side or nothing" >&2; exit 2 ;;
 esac
 
-cmake --build "$build" -j "$(nproc)" --target genrepro genrepro_engine_verbs decode_bench >&2
+cmake --build "$build" -j "$(nproc)" --target genrepro genrepro_engine_verbs decode_bench machine_bench >&2
 genrepro="$build/genrepro"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
