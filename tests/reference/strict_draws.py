@@ -36,7 +36,6 @@ It counts and asserts what it compared: --expect-runs runs, --expect-draws draws
   strict_draws.py --evidence golden/fixture --expect-runs 11 --expect-draws N --expect-exact M
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -47,6 +46,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_threads  # noqa: E402
+from draw_margin import evidence_files  # noqa: E402
 
 # Float rounding between the float32 values the evidence records and the implied probability of
 # an unlisted runner-up (a quotient and an exp in double of float32 ratios).
@@ -156,14 +156,6 @@ def controls(runs, vocab):
                     missed.append(f"{run['id']} step {k}: a margin one ulp off was not caught")
                 return missed
     return missed + ["no draw with a listed runner-up to nudge"]
-
-
-def evidence_files(paths):
-    for path in paths:
-        if os.path.isdir(path):
-            yield from sorted(glob.glob(os.path.join(path, "*.json")))
-        else:
-            yield path
 
 
 def main(argv):
