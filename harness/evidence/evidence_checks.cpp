@@ -11,8 +11,6 @@
 #include <set>
 #include <string>
 
-#include <algorithm>
-
 #include "evidence/evidence.hpp"
 #include "evidence/json_number.hpp"
 #include "evidence/logits_digest.hpp"

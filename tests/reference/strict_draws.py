@@ -36,6 +36,7 @@ It counts and asserts what it compared: --expect-runs runs, --expect-draws draws
   strict_draws.py --evidence golden/fixture --expect-runs 11 --expect-draws N --expect-exact M
 """
 import argparse
+import copy
 import json
 import math
 import os
@@ -102,7 +103,7 @@ def check_step(step, token, q, stats):
         r_runner = float(r_token) / math.exp(draw["margin"])
         p_runner = r_runner * float(q[runner])
         smallest = min(p for p in listed.values())
-        rest = 1.0 - sum(set(listed.values()) | {p_token}) if token not in listed else 1.0 - sum(listed.values())
+        rest = 1.0 - sum(listed.values()) - (0.0 if token in listed else p_token)
         problems = []
         if not p_runner > 0:
             problems.append(f"unlisted runner_up {runner}: implied probability {p_runner!r}")
@@ -120,6 +121,10 @@ def check_step(step, token, q, stats):
     return []
 
 
+def new_stats():
+    return {"runs": 0, "steps": 0, "draws": 0, "exact": 0, "bounded": 0, "no_draw": 0, "smallest_margin": math.inf}
+
+
 def check_run(run, vocab, stats, problems):
     g = torch.Generator().manual_seed(run["params"]["seed"])
     for k, step in enumerate(run["steps"]):
@@ -135,12 +140,11 @@ def controls(runs, vocab):
     """Two changes the check must catch, made to copies of the first sampled run: the seed one
     higher (torch's draws then pick other tokens) and a bit-for-bit margin moved by one ulp.
     Returns what the check missed."""
-    import copy
     missed = []
     run = copy.deepcopy(runs[0])
     run["params"]["seed"] += 1
     found = []
-    check_run(run, vocab, {k: 0 for k in ("runs", "steps", "draws", "exact", "bounded", "no_draw")} | {"smallest_margin": math.inf}, found)
+    check_run(run, vocab, new_stats(), found)
     if not found:
         missed.append(f"{run['id']} with seed {run['params']['seed']}: no problem found")
     for run in runs:
@@ -151,8 +155,7 @@ def controls(runs, vocab):
             if draw and draw["runner_up"] in {c["id"] for c in step["top"]}:
                 nudged = copy.deepcopy(step)
                 nudged["draw"]["margin"] = math.nextafter(draw["margin"], math.inf)
-                stats = {k: 0 for k in ("draws", "exact", "bounded", "no_draw")} | {"smallest_margin": math.inf}
-                if not check_step(nudged, run["output_ids"][k], q, stats):
+                if not check_step(nudged, run["output_ids"][k], q, new_stats()):
                     missed.append(f"{run['id']} step {k}: a margin one ulp off was not caught")
                 return missed
     return missed + ["no draw with a listed runner-up to nudge"]
@@ -166,7 +169,7 @@ def main(argv):
     ap.add_argument("--expect-exact", type=int, required=True, help="at least this many draws checked bit for bit")
     a = ap.parse_args(argv)
     torch_threads.use_threads(torch)
-    stats = {"runs": 0, "steps": 0, "draws": 0, "exact": 0, "bounded": 0, "no_draw": 0, "smallest_margin": math.inf}
+    stats = new_stats()
     problems = []
     sampled = []
     for path in evidence_files(a.evidence):
