@@ -6,12 +6,14 @@
 # The Python forward pass is libtorch's arithmetic, so the evidence is this build's run of the
 # article experiments in reference numerics: strict evidence (the default, and golden/fixture)
 # parts from it by float tolerance at margins of unlisted runner-ups and at kept-set boundaries,
-# which this check would read as wrong draws. Strict evidence's draws are held to torch's
-# generator by reference.strict_draws below; their logits by strict.digest and strict_vs_torch.
+# which this check would read as wrong draws. One thread: reference evidence does not depend on it,
+# and a second one spends more CPU than it saves beside the other entries. Strict evidence's draws
+# are held to torch's generator by reference.strict_draws below; their logits by strict.digest and
+# strict_vs_torch.
 file(GLOB draw_margin_experiments CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/experiments/article/*.json)
 set(draw_margin_evidence ${CMAKE_BINARY_DIR}/reference/draw-margin-evidence.json)
 genrepro_cli_test(NAME reference.draw_margin.run EXIT 0 LABELS reference NEEDS_MODEL
-  COMMAND run ${draw_margin_experiments} --model ${GENREPRO_TINY_MODEL} --numerics reference --out ${draw_margin_evidence})
+  COMMAND run ${draw_margin_experiments} --model ${GENREPRO_TINY_MODEL} --numerics reference --threads 1 --out ${draw_margin_evidence})
 set_tests_properties(reference.draw_margin.run PROPERTIES FIXTURES_SETUP draw_margin_evidence)
 add_test(NAME reference.draw_margin
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/reference/draw_margin.py --model ${GENREPRO_TINY_MODEL}

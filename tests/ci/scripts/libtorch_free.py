@@ -10,15 +10,19 @@
 - `run --numerics reference` and `--cpu-kernels native` are refused with exit 2 and one line
   naming the libtorch build.
 
-With --emulator (qemu-aarch64 -L /usr/aarch64-linux-gnu) the same checks hold a cross-built
-genrepro of another architecture to the same digest: the x86-64 and the aarch64 builds give the
-same bytes (tests/ci/aarch64.cmake).
+With --emulator (qemu-aarch64) the same checks hold a cross-built genrepro of another
+architecture to the same digest: the x86-64 and the aarch64 builds give the same bytes
+(tests/ci/aarch64.cmake). Emulation costs about 0.2 CPU-s a decoding step, so that entry may name
+the article experiments it runs (--only: their runs are held to the digest, the others are not
+run) and an experiment of its own (--cross-check FILE, run by --reference-binary on this machine
+too: the two evidence files must be byte-identical run for run).
 
 Exit 0 ok, 1 a check failed, 77 the build is not there (-DGENREPRO_TEST_LIBTORCH_FREE=OFF, or no
 cross compiler): skipped, with the reason.
 """
 import argparse
 import glob
+import json
 import os
 import re
 import subprocess
@@ -26,6 +30,18 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from strict_digest import compare, digest_of, run_strict  # noqa: E402
+
+
+def run_experiment(binary, experiment, model, out, emulator):
+    cmd = [*emulator, binary, "run", experiment, "--model", model, "--numerics", "strict", "--out", out]
+    env = {k: v for k, v in os.environ.items() if k != "GENREPRO_STRICT_ISA"}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"FAIL: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
+        sys.exit(1)
+    with open(out) as f:
+        return json.load(f)
+
 
 FORBIDDEN = re.compile(r"lib(torch|c10|gomp|openblas|blas|lapack|cblas)\b[^ ]*\.so")
 
@@ -46,7 +62,15 @@ def main() -> int:
     ap.add_argument("--emulator", default="", help="runs the binary under this command (words split as a shell does)")
     ap.add_argument("--expect-isa", help="the strict vector code the evidence must name (neon on aarch64)")
     ap.add_argument("--skip-reason", default="configure with -DGENREPRO_TEST_LIBTORCH_FREE=ON")
+    ap.add_argument("--only", help="comma-separated article experiment files to run (default: all of them)")
+    ap.add_argument("--cross-check", help="an experiment file run by both --binary and --reference-binary")
+    ap.add_argument("--reference-binary", help="the genrepro of this machine that --cross-check compares with")
+    ap.add_argument("--long", action="store_true",
+                    help="a long check: skipped unless GENREPRO_TEST_LONG=1 (scripts/test.sh sets it in CI)")
     a = ap.parse_args()
+    if a.long and os.environ.get("GENREPRO_TEST_LONG") != "1":
+        print("skip: a long check (about 100 CPU-s); CI runs it after the suite, or: GENREPRO_TEST_LONG=1 ctest -L long")
+        return 77
     if not os.path.exists(a.binary):
         print(f"skip: {a.binary} was not built ({a.skip_reason})")
         return 77
@@ -66,12 +90,24 @@ def main() -> int:
     if "libtorch: none" not in version.stdout:
         failures.append(f"--version does not say it has no libtorch: {version.stdout!r}")
 
-    evidence = run_strict(a.binary, a.model, a.source_dir, os.path.join(a.scratch, "strict.json"), None, emulator=emulator)
-    import json
+    only = set(a.only.split(",")) if a.only else None
+    for name in sorted(only or ()):
+        if not os.path.isfile(os.path.join(a.source_dir, "experiments", "article", name)):
+            print(f"--only: experiments/article/{name} does not exist")
+            return 2
+    evidence = run_strict(a.binary, a.model, a.source_dir, os.path.join(a.scratch, "strict.json"), None, only, emulator)
     with open(a.digest) as f:
         committed = json.load(f)
     isa = evidence["numerics"]["execution"]["kernel_isa"]
-    failures += compare(digest_of(evidence), committed, f"libtorch-free, {isa}")
+    failures += compare(digest_of(evidence), committed, f"libtorch-free, {isa}", subset=only is not None)
+    cross_runs = 0
+    if a.cross_check:
+        here = run_experiment(a.reference_binary, a.cross_check, a.model, os.path.join(a.scratch, "cross-here.json"), ())
+        there = run_experiment(a.binary, a.cross_check, a.model, os.path.join(a.scratch, "cross-there.json"), emulator)
+        mine, theirs = digest_of(there), digest_of(here)
+        failures += compare(mine, theirs, f"{os.path.basename(a.cross_check)}, {isa} vs this machine's "
+                            f"{here['numerics']['execution']['kernel_isa']}")
+        cross_runs = len(theirs["runs"])
     if a.expect_isa and isa != a.expect_isa:
         failures.append(f"the evidence names vector code {isa}, expected {a.expect_isa}")
     if not evidence["environment"]["libtorch_version"].startswith("none"):
@@ -88,8 +124,9 @@ def main() -> int:
         print("FAIL:", f)
     if failures:
         return 1
+    cross = f"; {cross_runs} runs of {os.path.basename(a.cross_check)} byte-identical to this machine's" if a.cross_check else ""
     print(f"ok: {len(files)} files link no libtorch nor BLAS; {len(evidence['runs'])} strict runs byte-identical to the "
-          f"digest ({isa}); reference numerics refused")
+          f"digest ({isa}){cross}; reference numerics refused")
     return 0
 
 

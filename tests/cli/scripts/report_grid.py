@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -398,6 +399,8 @@ def screenshot(a):
         check_framework_labels(a, browser)
     finally:
         browser.close()
+    # Chromium's profile and the screenshot: kept only when a check failed (fail() exits above).
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 # Every text of a chart, rendered: its box on the page against the chart's own box. An SVG opened as

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 // Greedy, the article's sampling and both frameworks' presets, with and without the cache, two
 // prompts of different lengths (so batched rows sit at different positions).
 constexpr const char* kStrictGrid = R"({
-  "name": "strict-grid", "prompts": ["the river bank was", "Once upon a time, in a land far away,"], "max_new_tokens": 12,
+  "name": "strict-grid", "prompts": ["the river bank was", "Once upon a time, in a land far away,"], "max_new_tokens": 6,
   "runs": [{"mode": "greedy", "use_cache": [true, false]},
            {"mode": "sample", "temperature": [0.7, 1.3], "top_k": 40, "top_p": 0.9, "seed": [1, 2], "use_cache": [true, false]},
            {"framework": "hf", "mode": "sample", "temperature": 0.8, "seed": 3, "repetition_penalty": 1.3},
