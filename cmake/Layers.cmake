@@ -17,22 +17,27 @@ set_property(GLOBAL PROPERTY GENREPRO_LAYER_TABLE "")
 # within its layer: the unity build is what checks it.
 option(GENREPRO_UNITY_BUILD "compile each harness/ layer as unity files" ON)
 
+# The shared library of one folder's .cpp files (less `exclude`), linking `deps`.
+function(_genrepro_layer_library target folder exclude deps)
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/harness/${folder}/*.cpp)
+  foreach(name IN LISTS exclude)
+    list(REMOVE_ITEM sources ${CMAKE_SOURCE_DIR}/harness/${folder}/${name})
+  endforeach()
+  add_library(${target} SHARED ${sources})
+  target_include_directories(${target} PUBLIC ${CMAKE_SOURCE_DIR}/harness)
+  target_link_libraries(${target} PUBLIC ${deps})
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  if(GENREPRO_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+  endif()
+endfunction()
+
 function(genrepro_layer folder)
   cmake_parse_arguments(L "TORCH" "NAME" "DEPS;EXCLUDE" ${ARGN})
   if(NOT L_NAME)
     set(L_NAME ${folder})
   endif()
-  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/harness/${folder}/*.cpp)
-  foreach(name IN LISTS L_EXCLUDE)
-    list(REMOVE_ITEM sources ${CMAKE_SOURCE_DIR}/harness/${folder}/${name})
-  endforeach()
-  add_library(genrepro_${L_NAME} SHARED ${sources})
-  target_include_directories(genrepro_${L_NAME} PUBLIC ${CMAKE_SOURCE_DIR}/harness)
-  target_link_libraries(genrepro_${L_NAME} PUBLIC ${L_DEPS})
-  target_compile_options(genrepro_${L_NAME} PRIVATE -Wall -Wextra)
-  if(GENREPRO_UNITY_BUILD)
-    set_target_properties(genrepro_${L_NAME} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
-  endif()
+  _genrepro_layer_library(genrepro_${L_NAME} ${folder} "${L_EXCLUDE}" "${L_DEPS}")
 
   set(allowed ${folder})
   set(torch ${L_TORCH})
@@ -56,6 +61,22 @@ function(genrepro_layer folder)
     set(torch_word no-torch)
   endif()
   set_property(GLOBAL APPEND PROPERTY GENREPRO_LAYER_TABLE "${folder} ${torch_word} ${allowed_csv}")
+endfunction()
+
+# genrepro_strict_only_copy(<folder> [NAME <name>] [EXCLUDE <file.cpp...>] DEPS <targets...>)
+# A second library of a layer, genrepro_<name>_strict, compiled with GENREPRO_WITH_LIBTORCH=0 and
+# linking no libtorch: in the libtorch build, the engine a strict run opens. Its folder's row of
+# the layering table is the first library's (the same sources, the same includes).
+function(genrepro_strict_only_copy folder)
+  cmake_parse_arguments(L "" "NAME" "DEPS;EXCLUDE" ${ARGN})
+  if(NOT L_NAME)
+    set(L_NAME ${folder})
+  endif()
+  set(target genrepro_${L_NAME}_strict)
+  _genrepro_layer_library(${target} ${folder} "${L_EXCLUDE}" "${L_DEPS}")
+  # What its evidence says in place of a libtorch version (engine/torch_runtime.cpp).
+  target_compile_definitions(${target} PRIVATE GENREPRO_NO_LIBTORCH_BECAUSE="strict numerics: not loaded")
+  set_target_properties(${target} PROPERTIES GENREPRO_NO_LIBTORCH ON)
 endfunction()
 
 # Writes the table (one line per folder: "<folder> torch|no-torch <allowed,folders>") and the

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "evidence/kernel_requirements.hpp"
+#include "util/build_features.hpp"
 #include "util/errors.hpp"
 #include "util/text_excerpt.hpp"
 
@@ -26,14 +27,17 @@ std::filesystem::path executable_dir() {
 }
 
 // Beside the executable (the build tree), or in ../lib/genrepro (an installed layout).
-std::filesystem::path find_engine_library() {
+std::optional<std::filesystem::path> installed_library(const char* name) {
   const std::filesystem::path dir = executable_dir();
-  for (const std::filesystem::path& candidate :
-       {dir / kEngineLibraryName, dir / ".." / "lib" / "genrepro" / kEngineLibraryName}) {
+  for (const std::filesystem::path& candidate : {dir / name, dir / ".." / "lib" / "genrepro" / name}) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
   }
-  return dir / kEngineLibraryName;
+  return std::nullopt;
+}
+
+std::filesystem::path find_engine_library() {
+  return installed_library(kEngineLibraryName).value_or(executable_dir() / kEngineLibraryName);
 }
 
 // The CPU's answer, unless GENREPRO_TEST_HIDE_CPU_FEATURES hides the feature.
@@ -69,15 +73,22 @@ void* dlopen_with_one_blas_thread(const std::filesystem::path& path) {
   return handle;
 }
 
+// A strict run needs neither libtorch nor a BLAS: the libtorch build ships a second engine library
+// without them (CMakeLists.txt), and a strict `run` or `generate` opens that one. The libtorch-free
+// build has only the one library, itself without libtorch.
+bool strict_only(const NumericsRequest& numerics) { return numerics.mode == NumericsMode::strict; }
+
 class LazyEngine final : public EngineVerbs {
  public:
   int generate(const GenerateRequest& r, Console& io) override {
     GenerateRequest local = r;
+    if (strict_only(r.numerics) && open_strict_engine()) return loaded_->generate(local, io);
     local.numerics.overridden_env = before_load(r.numerics.cpu_kernels);
     return engine().generate(local, io);
   }
   int run(const RunRequest& r, Console& io) override {
     RunRequest local = r;
+    if (strict_only(r.numerics) && open_strict_engine()) return loaded_->run(local, io);
     local.numerics.overridden_env = before_load(r.numerics.cpu_kernels);
     return engine().run(local, io);
   }
@@ -94,19 +105,34 @@ class LazyEngine final : public EngineVerbs {
 
  private:
   // Only before the first load does the environment still decide the kernels; after it, the
-  // engine's read-back is what tells whether the loaded ones are the ones asked for.
+  // engine's read-back is what tells whether the loaded ones are the ones asked for. An engine
+  // without libtorch loads neither OpenMP nor a BLAS: nothing of theirs to check.
   std::vector<std::pair<std::string, std::string>> before_load(CpuKernels kernels) const {
-    if (loaded_ != nullptr) return {};
+    if (loaded_ != nullptr || !kBuiltWithLibtorch) return {};
     return prepare_cpu_kernels(kernels);
   }
 
+  // Opens the strict-only engine unless an engine is open already (any engine runs strict
+  // numerics, with the same bits). False when this installation has none.
+  bool open_strict_engine() {
+    if (loaded_ != nullptr) return true;
+    const std::optional<std::filesystem::path> path = installed_library(kStrictEngineLibraryName);
+    if (!path) return false;
+    loaded_ = load(*path);
+    strict_only_ = true;
+    return true;
+  }
+
   EngineVerbs& engine() {
-    if (loaded_ == nullptr) loaded_ = load();
+    if (loaded_ == nullptr) loaded_ = load(find_engine_library());
+    // Both libraries hold the same symbols: one process opens one of them. Each verb asks once.
+    else if (strict_only_)
+      throw std::runtime_error("this process opened the engine for strict numerics only; libtorch's numerics need a "
+                               "process of their own");
     return *loaded_;
   }
 
-  static EngineVerbs* load() {
-    const std::filesystem::path path = find_engine_library();
+  static EngineVerbs* load(const std::filesystem::path& path) {
     // RTLD_NOW: a missing libtorch symbol is reported here, as one line, not mid-run.
     // RTLD_GLOBAL: the process then resolves symbols as if the engine were linked in, so the
     // environment probe's dlsym(RTLD_DEFAULT, "sgemm_") finds the BLAS libtorch calls, and
@@ -127,6 +153,7 @@ class LazyEngine final : public EngineVerbs {
   }
 
   EngineVerbs* loaded_ = nullptr;
+  bool strict_only_ = false;
 };
 
 }  // namespace

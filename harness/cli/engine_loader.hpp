@@ -2,7 +2,9 @@
 // The engine verbs, loaded on first use: libgenrepro_engine_verbs.so (libtorch and ~290 shared
 // libraries with it) is opened only when a verb that runs the model is called, so diff, bless,
 // report, merge, check-article, tokenize, fixture, env --no-engine and --help start in
-// milliseconds. The library is looked up next to the running executable.
+// milliseconds. The library is looked up next to the running executable. A strict `run` or
+// `generate` opens libgenrepro_engine_verbs_strict.so instead where it exists (the libtorch build):
+// the same engine built without libtorch, which strict numerics never call.
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +17,8 @@ namespace genrepro::cli {
 // The name of the symbol the engine library exports: `EngineVerbs& genrepro_engine_verbs()`.
 inline constexpr const char* kEngineVerbsSymbol = "genrepro_engine_verbs";
 inline constexpr const char* kEngineLibraryName = "libgenrepro_engine_verbs.so";
+// The libtorch build's engine without libtorch, which strict runs open (CMakeLists.txt).
+inline constexpr const char* kStrictEngineLibraryName = "libgenrepro_engine_verbs_strict.so";
 
 // --cpu-kernels portable, before the engine loads: refuses (UsageError) a CPU without AVX2 or
 // FMA (portable_flags() against this_cpu_flags(), evidence/kernel_requirements.hpp), then sets

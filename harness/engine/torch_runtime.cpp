@@ -45,11 +45,17 @@ void set_torch_threads(int intra_op_threads) {
   at::set_num_threads(intra_op_threads);
 }
 
-#else  // a libtorch-free build: strict numerics only, and nothing of libtorch's to record
+#else  // an engine without libtorch: strict numerics only, and nothing of libtorch's to record
+
+// The libtorch-free build, or the libtorch build's strict-only engine (CMakeLists.txt), which a
+// strict run opens instead of the one that loads libtorch.
+#ifndef GENREPRO_NO_LIBTORCH_BECAUSE
+#define GENREPRO_NO_LIBTORCH_BECAUSE "libtorch-free build"
+#endif
 
 TorchRuntimeInfo torch_runtime_info() {
   TorchRuntimeInfo info;
-  info.version = "none (libtorch-free build)";
+  info.version = "none (" GENREPRO_NO_LIBTORCH_BECAUSE ")";
   info.cpu_capability = "none";
   // What the evidence requires of a process that runs every forward on threads of its own.
   info.intra_op_threads = 1;

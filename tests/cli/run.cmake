@@ -26,12 +26,13 @@ set_tests_properties(run.article.merge_shards PROPERTIES FIXTURES_SETUP article_
 
 add_test(NAME run.article_on_fixture
   COMMAND ${GENREPRO_PYTHON} ${CMAKE_SOURCE_DIR}/tests/cli/run_article.py
-          --engine-library $<TARGET_FILE:genrepro_engine_verbs>
+          --engine-library $<TARGET_FILE:genrepro_engine_verbs> --strict-engine-library $<TARGET_FILE:genrepro_engine_verbs_strict>
+          --reference-evidence ${CMAKE_BINARY_DIR}/reference/draw-margin-evidence.json
           --model ${GENREPRO_TINY_MODEL} --source-dir ${CMAKE_SOURCE_DIR}
           --first-evidence ${CMAKE_BINARY_DIR}/golden/fixture-evidence.json
           --merged-evidence ${_article_out}/merged.json)
 set_tests_properties(run.article_on_fixture PROPERTIES LABELS cli TIMEOUT 120
-  FIXTURES_REQUIRED "tiny_model;golden_fixture_evidence;article_merged")
+  FIXTURES_REQUIRED "tiny_model;golden_fixture_evidence;article_merged;draw_margin_evidence")
 
 # The BLAS named in the environment block is the one the process really loaded.
 add_test(NAME env.blas_from_process

@@ -6,7 +6,10 @@ flags, so the article's 22 runs are not made again) and --merged-evidence (the t
 --shard 1/2 and 2/2, each with --threads 2, merged).
 - the first evidence validates against docs/schema/evidence.schema.json (python3-jsonschema);
 - model.files' sha256 are those of the files on disk (hashlib, independent of genrepro's sha256);
-- environment.blas names the BLAS the dynamic loader really gives the binary (ldd);
+- strict runs open no libtorch nor BLAS: the first evidence (strict, the default) names none, and
+  the strict-only engine library and what it links need neither (readelf);
+- reference evidence's environment.blas names the BLAS the dynamic loader really gives the engine
+  library (ldd): --reference-evidence, the article in reference numerics (reference.draw_margin.run);
 - the merged shards (--threads 2) give evidence identical to the first apart from the
   volatile fields (created_utc, runs[*].timing, environment.threads.runs_concurrently,
   numerics.execution), stripped
@@ -68,6 +71,21 @@ def loader_blas(binary):
     return os.path.realpath(m.group(1)) if m else None
 
 
+def needed_libraries(library):
+    """The DT_NEEDED entries of a library and of the genrepro libraries beside it that it needs."""
+    seen, todo = set(), [os.path.basename(library)]
+    here = os.path.dirname(library)
+    while todo:
+        name = todo.pop()
+        done = subprocess.run(["readelf", "-d", os.path.join(here, name)], capture_output=True, text=True)
+        for lib in re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", done.stdout):
+            if lib not in seen:
+                seen.add(lib)
+                if lib.startswith("libgenrepro_"):
+                    todo.append(lib)
+    return seen
+
+
 def load(path):
     with open(path) as f:
         return json.load(f)
@@ -77,6 +95,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     # genrepro links no BLAS itself: the engine library it opens does (ldd that one).
     ap.add_argument("--engine-library", required=True)
+    ap.add_argument("--strict-engine-library", required=True, help="what a strict run opens instead")
+    ap.add_argument("--reference-evidence", required=True, help="the article experiments in reference numerics")
     ap.add_argument("--model", required=True)
     ap.add_argument("--source-dir", required=True)
     ap.add_argument("--first-evidence", required=True,
@@ -121,8 +141,18 @@ def main() -> int:
     if first["model"]["source"] != "fixture":
         failures.append(f"model.source is {first['model']['source']}, expected fixture")
 
-    # BLAS: what the loader resolves libblas.so.3 to for this binary.
-    blas = first["environment"]["blas"]
+    # Strict: nothing of libtorch's or a BLAS's loaded, recorded, or needed by the library it opens.
+    env = first["environment"]
+    if (first["numerics"]["mode"] != "strict" or env["libtorch_version"] != "none (strict numerics: not loaded)"
+            or env["blas"]["vendor"] != "none" or env["blas"]["loaded"] != [] or env["cpu_capability"] != "none"):
+        failures.append(f"strict evidence names libtorch {env['libtorch_version']!r}, BLAS {env['blas']['vendor']!r} "
+                        f"{env['blas']['loaded']}, ATen {env['cpu_capability']!r}: expected none of them")
+    strict_needs = needed_libraries(a.strict_engine_library)
+    if not strict_needs or any(re.search(r"lib(torch|c10|gomp|openblas|blas|lapack)\b", lib) for lib in strict_needs):
+        failures.append(f"{a.strict_engine_library} and its genrepro libraries need {sorted(strict_needs)}")
+
+    # BLAS: what the loader resolves libblas.so.3 to for the engine library, in reference evidence.
+    blas = load(a.reference_evidence)["environment"]["blas"]
     expected_blas = loader_blas(a.engine_library)
     if expected_blas is None or blas["resolved"] != expected_blas:
         failures.append(f"blas.resolved is {blas['resolved']}, the loader maps {expected_blas}")

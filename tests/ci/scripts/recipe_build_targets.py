@@ -2,8 +2,8 @@
 """The CI recipes build only what their jobs run: every `scripts/build.sh` line in ci/github and
 ci/gitlab names its targets, and they are exactly `genrepro` (the shard jobs run `genrepro run`,
 the gate merges, diffs and reports: all verbs of the one command). A bare `scripts/build.sh`
-builds every test binary and benchmark too (182 build steps against 41 for genrepro, in each of
-five jobs). Every job that calls build/genrepro builds it (or gets it from default.before_script)."""
+builds every test binary, benchmark and side build too (257 build steps against 51 for genrepro,
+in each of five jobs). Every job that calls build/genrepro builds it (or gets it from default.before_script)."""
 import argparse
 import glob
 import os

@@ -208,6 +208,40 @@ TEST(EvidenceDiff, EnvironmentDifferencesAreListedNotCounted) {
   EXPECT_THAT(format_diff_text(d), HasSubstr("environment differs (likely causes, not failures):\n  environment.libtorch_version: \"1.13.0\" -> \"2.8.0\""));
 }
 
+// Strict numerics call neither libtorch nor a BLAS: between two strict files a change there is no
+// likely cause (a strict run of the libtorch build loads none of them), while what strict code does
+// read (the CPU, the C library through LD_PRELOAD) stays listed; and with reference on either side
+// every library is listed, as before.
+TEST(EvidenceDiff, BetweenStrictFilesTheLibrariesStrictNeverCallsAreNoLikelyCause) {
+  Evidence g = make_evidence({make_run("a", kGreedy, greedy_steps())});
+  NumericsRecord strict;
+  strict.mode = NumericsMode::strict;
+  strict.kernel_revision = "strict-1";
+  g.numerics = strict;
+  g.environment.blas.vendor = "openblas";
+  g.environment.numerics_env = {{"OPENBLAS_CORETYPE", "Haswell"}, {"LD_PRELOAD", std::nullopt}};
+  Evidence n = g;
+  n.environment.libtorch_version = "none (strict numerics: not loaded)";
+  n.environment.torch_config = "";
+  n.environment.blas.vendor = "none";
+  n.environment.cpu_capability = "none";
+  n.environment.threads.intra_op = 7;
+  n.environment.numerics_env = {{"OPENBLAS_CORETYPE", std::nullopt}, {"LD_PRELOAD", "/opt/fastmath/libm.so"}};
+  n.environment.cpu.model = "Neoverse-N1";
+  std::vector<std::string> listed;
+  for (const ValueDifference& v : diff_docs(g, n).environment) listed.push_back(v.path);
+  EXPECT_EQ(listed, (std::vector<std::string>{"environment.cpu.model", "environment.numerics_env.LD_PRELOAD"}));
+
+  Evidence reference = n;
+  reference.numerics.reset();  // evidence from before the numerics modes: reference
+  listed.clear();
+  for (const ValueDifference& v : diff_docs(g, reference).environment) listed.push_back(v.path);
+  EXPECT_THAT(listed, ::testing::Contains("environment.libtorch_version"));
+  EXPECT_THAT(listed, ::testing::Contains("environment.blas.vendor"));
+  EXPECT_THAT(listed, ::testing::Contains("environment.numerics_env.OPENBLAS_CORETYPE"));
+  EXPECT_THAT(listed, ::testing::Contains("environment.threads.intra_op"));
+}
+
 TEST(EvidenceDiff, ShorterMaxNewTokensIsAParameterChange) {
   std::vector<StepRecord> n = greedy_steps();
   n.pop_back();
