@@ -81,7 +81,9 @@ bool is_strict(const Evidence& e) { return e.numerics && e.numerics->mode == Num
 // read (strict/strict_gpt2.hpp computes every float itself). LD_PRELOAD and LD_LIBRARY_PATH stay:
 // they can swap the C library's exp and log, which strict sampling calls.
 bool read_by_libraries_only(const std::string& path) {
-  const size_t dot = path.find('.');
+  // "environment.<field>", or "environment[runs <ids>].<field>" whose ids may hold dots themselves
+  const size_t label_end = path.rfind("].");
+  const size_t dot = label_end == std::string::npos ? path.find('.') : label_end + 1;
   if (dot == std::string::npos) return false;
   const std::string field = path.substr(dot + 1);
   for (const char* library : {"libtorch_version", "torch_config", "torch_parallel_info", "blas", "cpu_capability",

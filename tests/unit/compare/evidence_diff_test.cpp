@@ -232,6 +232,17 @@ TEST(EvidenceDiff, BetweenStrictFilesTheLibrariesStrictNeverCallsAreNoLikelyCaus
   for (const ValueDifference& v : diff_docs(g, n).environment) listed.push_back(v.path);
   EXPECT_EQ(listed, (std::vector<std::string>{"environment.cpu.model", "environment.numerics_env.LD_PRELOAD"}));
 
+  // A run merged from another machine's shard is named by its id, which may hold dots of its own.
+  Evidence merged = g;
+  merged.runs[0].id = "grid/p0/sample-t0.7-p0.9-s1-7205054c";
+  merged.run_environments.push_back({n.environment, {merged.runs[0].index}});
+  Evidence golden = g;
+  golden.runs[0].id = merged.runs[0].id;
+  listed.clear();
+  for (const ValueDifference& v : diff_docs(golden, merged).environment) listed.push_back(v.path);
+  EXPECT_EQ(listed, (std::vector<std::string>{"environment[run grid/p0/sample-t0.7-p0.9-s1-7205054c].cpu.model",
+                                              "environment[run grid/p0/sample-t0.7-p0.9-s1-7205054c].numerics_env.LD_PRELOAD"}));
+
   Evidence reference = n;
   reference.numerics.reset();  // evidence from before the numerics modes: reference
   listed.clear();
