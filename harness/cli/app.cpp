@@ -55,7 +55,7 @@ std::string blas_in_use() {
 
 std::string version_text() {
   return std::string("genrepro ") + GENREPRO_VERSION + " (commit " + GENREPRO_GIT_COMMIT + ")\n" +
-         (kBuiltWithLibtorch ? std::string("libtorch ") + GENREPRO_LIBTORCH_VERSION + " (built against; loaded when a verb runs the model)\n"
+         (kBuiltWithLibtorch ? std::string("libtorch ") + GENREPRO_LIBTORCH_VERSION + " (built against; loaded when a verb runs the model in reference or tiled numerics)\n"
                              : std::string("libtorch: none (a libtorch-free build: the model runs in strict numerics only)\n")) +
          "BLAS " + blas_in_use();
 }
