@@ -29,18 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strict_digest import compare, digest_of, run_strict  # noqa: E402
-
-
-def run_experiment(binary, experiment, model, out, emulator):
-    cmd = [*emulator, binary, "run", experiment, "--model", model, "--numerics", "strict", "--out", out]
-    env = {k: v for k, v in os.environ.items() if k != "GENREPRO_STRICT_ISA"}
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        print(f"FAIL: {' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()}")
-        sys.exit(1)
-    with open(out) as f:
-        return json.load(f)
+from strict_digest import compare, digest_of, run_strict, run_strict_files  # noqa: E402
 
 
 FORBIDDEN = re.compile(r"lib(torch|c10|gomp|openblas|blas|lapack|cblas)\b[^ ]*\.so")
@@ -102,8 +91,9 @@ def main() -> int:
     failures += compare(digest_of(evidence), committed, f"libtorch-free, {isa}", subset=only is not None)
     cross_runs = 0
     if a.cross_check:
-        here = run_experiment(a.reference_binary, a.cross_check, a.model, os.path.join(a.scratch, "cross-here.json"), ())
-        there = run_experiment(a.binary, a.cross_check, a.model, os.path.join(a.scratch, "cross-there.json"), emulator)
+        here = run_strict_files(a.reference_binary, [a.cross_check], a.model, os.path.join(a.scratch, "cross-here.json"))
+        there = run_strict_files(a.binary, [a.cross_check], a.model, os.path.join(a.scratch, "cross-there.json"),
+                                 emulator=emulator)
         mine, theirs = digest_of(there), digest_of(here)
         failures += compare(mine, theirs, f"{os.path.basename(a.cross_check)}, {isa} vs this machine's "
                             f"{here['numerics']['execution']['kernel_isa']}")

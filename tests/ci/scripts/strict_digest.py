@@ -45,6 +45,10 @@ def run_strict(binary, model, source_dir, out, isa, only=None, emulator=()):
     experiments = sorted(os.path.join(source_dir, "experiments", "article", f)
                          for f in os.listdir(os.path.join(source_dir, "experiments", "article"))
                          if f.endswith(".json") and (only is None or f in only))
+    return run_strict_files(binary, experiments, model, out, isa, emulator)
+
+
+def run_strict_files(binary, experiments, model, out, isa=None, emulator=()):
     env = dict(os.environ)
     env.pop("GENREPRO_STRICT_ISA", None)
     if isa:
