@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes the readers that take files from elsewhere with libFuzzer, ASan and UBSan:
-#   safetensors_fuzz  model_config_fuzz  experiment_fuzz  tokenizer_fuzz  evidence_fuzz  checkpoint_fuzz
+#   safetensors_fuzz  model_config_fuzz  experiment_fuzz  tokenizer_fuzz  vocab_fast_path_fuzz  evidence_fuzz
+#   checkpoint_fuzz
 # Builds fuzz/ with clang into ${GENREPRO_FUZZ_BUILD_DIR:-build-fuzz}, seeds each corpus from the
 # project's own files, and runs every target for GENREPRO_FUZZ_SECONDS (default 60; a reader
 # counts as clean after 600). Prints executions and findings per target; a finding (crash, leak,
@@ -56,10 +57,13 @@ with open(f"{root}/tests/reference/tokenizer/corpus.jsonl") as f:
         put("tokenizer_fuzz", f"text-{i}", b"\x00" + row["text"].encode("utf-8", "surrogatepass"))
         if i < 50:
             put("tokenizer_fuzz", f"ids-{i}", b"\x01" + b"".join(struct.pack("<i", x) for x in row["ids"]))
+# vocab fast path: small vocabs as vocab.json (raw) and encoder.json (\u escapes) write them.
+put("vocab_fast_path_fuzz", "raw", json.dumps({"a": 0, "b": 1, "ab": 2, "\u0120": 3}, ensure_ascii=False).encode())
+put("vocab_fast_path_fuzz", "escaped", json.dumps({"a": 0, "\u0120t": 1, "\u0100": 2}).encode())
 PY
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors_fuzz model_config_fuzz experiment_fuzz tokenizer_fuzz evidence_fuzz checkpoint_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors_fuzz model_config_fuzz experiment_fuzz tokenizer_fuzz vocab_fast_path_fuzz evidence_fuzz checkpoint_fuzz)
 status=0
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 for t in "${targets[@]}"; do

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tokenizer/fast_load.hpp"
 #include "util/bounded_read.hpp"
 #include "util/errors.hpp"
 #include "util/text_excerpt.hpp"
@@ -21,9 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-// The header GPT-2's merges file starts with (and that its loaders skip).
-constexpr std::string_view kMergesHeader = "#version:";
 
 // Longest excerpt of a bad token or line quoted in an error message.
 constexpr size_t kMaxQuotedTokenChars = 40;
@@ -95,61 +93,6 @@ nlohmann::json parse_vocab_json(const std::string& path, const std::string& text
   return vocab;
 }
 
-// The vocab as (token symbols, id) pairs in file order, while the file is one flat JSON object of
-// non-negative integers; the parse stops at anything else, and the DOM path below names the problem.
-// A SAX pass skips building nlohmann's std::map of 50,257 keys, a large share of a load's time.
-class FlatVocabPairs : public nlohmann::json_sax<nlohmann::json> {
- public:
-  std::vector<std::pair<std::string, int64_t>> pairs;
-
-  bool start_object(std::size_t) override { return ++depth_ == 1; }
-  bool end_object() override { return --depth_ == 0; }
-  bool key(string_t& k) override {
-    key_ = std::move(k);
-    return true;
-  }
-  bool number_unsigned(number_unsigned_t v) override {
-    if (v > static_cast<number_unsigned_t>(INT64_MAX)) return false;
-    pairs.emplace_back(std::move(key_), static_cast<int64_t>(v));
-    return true;
-  }
-  bool number_integer(number_integer_t v) override {
-    if (v < 0) return false;
-    pairs.emplace_back(std::move(key_), v);
-    return true;
-  }
-  bool null() override { return false; }
-  bool boolean(bool) override { return false; }
-  bool number_float(number_float_t, const string_t&) override { return false; }
-  bool string(string_t&) override { return false; }
-  bool binary(binary_t&) override { return false; }
-  bool start_array(std::size_t) override { return false; }
-  bool end_array() override { return false; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  int depth_ = 0;
-  string_t key_;
-};
-
-// Fills `model` from a vocab with nothing to report; false (model unspecified) when any entry
-// needs the checks, and the messages, of read_vocab_checked.
-bool read_vocab_fast(const std::string& text, const ByteUnicodeTable& table, BpeModel& model) {
-  FlatVocabPairs vocab;
-  if (!nlohmann::json::sax_parse(text, &vocab) || vocab.pairs.empty()) return false;
-  const auto count = static_cast<int64_t>(vocab.pairs.size());
-  model.reserve_tokens(count);
-  std::vector<bool> id_taken(count, false);
-  for (auto& [key, id] : vocab.pairs) {
-    if (id >= count || id_taken[id] || key.empty()) return false;
-    std::optional<std::string> bytes = table.to_bytes(key, nullptr);
-    // The byte symbols are a bijection, so a repeated key is a repeated byte string.
-    if (!bytes || !model.add_token(static_cast<int32_t>(id), std::move(*bytes))) return false;
-    id_taken[id] = true;
-  }
-  return true;
-}
-
 void read_vocab_checked(const std::string& path, const std::string& text, const ByteUnicodeTable& table,
                         BpeModel& model) {
   const nlohmann::json vocab = parse_vocab_json(path, text);
@@ -208,10 +151,12 @@ void find_byte_ids(const std::string& path, const ByteUnicodeTable& table, BpeMo
   }
 }
 
-void read_vocab(const std::string& path, const ByteUnicodeTable& table, BpeModel& model) {
+// `symbols` stays empty when the checked reader had to read the file.
+void read_vocab(const std::string& path, const ByteUnicodeTable& table, BpeModel& model, VocabSymbols& symbols) {
   const std::string text = read_whole_file(path, "vocab file");
-  if (!read_vocab_fast(text, table, model)) {
+  if (!read_vocab_fast(text, table, model, symbols)) {
     model = BpeModel();
+    symbols = VocabSymbols();
     read_vocab_checked(path, text, table, model);
   }
   find_byte_ids(path, table, model);
@@ -231,9 +176,9 @@ std::string merge_side(const std::string& path, size_t line_number, std::string_
   return *bytes;
 }
 
-void read_merges(const std::string& path, const std::string& vocab_path, const ByteUnicodeTable& table,
-                 BpeModel& model) {
-  const std::string text = read_whole_file(path, "merges file");
+void read_merges_checked(const std::string& path, const std::string& text, const std::string& vocab_path,
+                         const ByteUnicodeTable& table, BpeModel& model) {
+  model.merges.clear();
   model.merges.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
   std::string merged;  // left + right, reused: one allocation per load, not per line
   size_t line_number = 0;
@@ -289,6 +234,12 @@ void read_merges(const std::string& path, const std::string& vocab_path, const B
   }
 }
 
+void read_merges(const std::string& path, const std::string& vocab_path, const ByteUnicodeTable& table,
+                 const VocabSymbols& symbols, BpeModel& model) {
+  const std::string text = read_whole_file(path, "merges file");
+  if (!read_merges_fast(text, symbols, model)) read_merges_checked(path, text, vocab_path, table, model);
+}
+
 }  // namespace
 
 TokenizerFiles locate_tokenizer_files(const std::string& dir) {
@@ -313,8 +264,9 @@ TokenizerFiles locate_tokenizer_files(const std::string& dir) {
 
 BpeModel load_bpe_model(const TokenizerFiles& files, const ByteUnicodeTable& table) {
   BpeModel model;
-  read_vocab(files.vocab, table, model);
-  read_merges(files.merges, files.vocab, table, model);
+  VocabSymbols symbols;
+  read_vocab(files.vocab, table, model, symbols);
+  read_merges(files.merges, files.vocab, table, symbols, model);
   return model;
 }
 
