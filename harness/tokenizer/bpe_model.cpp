@@ -27,38 +27,21 @@ struct Candidate {
   bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
 };
 
-size_t slot_of(std::string_view bytes, size_t slot_count) {
-  return std::hash<std::string_view>{}(bytes) & (slot_count - 1);
-}
-
 }  // namespace
 
 void BpeModel::reserve_tokens(size_t count) {
   token_bytes.assign(count, std::string());
-  size_t slot_count = 1;
-  while (slot_count < 2 * count) slot_count *= 2;  // at most half full: short probe runs
-  id_slots_.assign(slot_count, kNone);
+  id_slots_.reset(count);
 }
 
 bool BpeModel::add_token(int32_t id, std::string bytes) {
-  const size_t mask = id_slots_.size() - 1;
-  for (size_t slot = slot_of(bytes, id_slots_.size());; slot = (slot + 1) & mask) {
-    if (id_slots_[slot] == kNone) {
-      id_slots_[slot] = id;
-      token_bytes[id] = std::move(bytes);
-      return true;
-    }
-    if (token_bytes[id_slots_[slot]] == bytes) return false;
-  }
+  if (!id_slots_.insert(id, bytes, [this](int32_t i) { return std::string_view(token_bytes[i]); })) return false;
+  token_bytes[id] = std::move(bytes);
+  return true;
 }
 
 int32_t BpeModel::id_of(std::string_view bytes) const {
-  if (id_slots_.empty()) return kNone;
-  const size_t mask = id_slots_.size() - 1;
-  for (size_t slot = slot_of(bytes, id_slots_.size());; slot = (slot + 1) & mask) {
-    if (id_slots_[slot] == kNone) return kNone;
-    if (token_bytes[id_slots_[slot]] == bytes) return id_slots_[slot];
-  }
+  return id_slots_.find(bytes, [this](int32_t i) { return std::string_view(token_bytes[i]); });
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) const {

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tokenizer/id_slots.hpp"
+
 namespace genrepro {
 
 struct BpeMerge {
@@ -42,9 +44,9 @@ struct BpeModel {
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
 
  private:
-  // bytes -> id as an open-addressed table of ids (-1: empty) over token_bytes. Loading checks
-  // three lookups per merge line; a node-based map of strings made those most of a load's time.
-  std::vector<int32_t> id_slots_;
+  // bytes -> id over token_bytes. The checked merges reader makes three lookups a line; a
+  // node-based map of strings made those most of a load's time.
+  IdSlots id_slots_;
 };
 
 }  // namespace genrepro

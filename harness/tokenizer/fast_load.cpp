@@ -10,15 +10,6 @@ namespace genrepro {
 
 namespace {
 
-constexpr int32_t kNoToken = -1;
-
-// FNV-1a: the keys are a few bytes long, where a simple byte loop beats a block hash.
-uint64_t hash_of(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (const char c : s) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
-  return h;
-}
-
 bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 int hex_value(char c) {
@@ -148,20 +139,16 @@ bool scan_flat_object(std::string_view text, std::string& keys_text, std::vector
 
 }  // namespace
 
-int32_t VocabSymbols::id_of(std::string_view symbols) const {
-  if (slots_.empty()) return kNoToken;
-  const size_t mask = slots_.size() - 1;
-  for (size_t slot = hash_of(symbols) & mask;; slot = (slot + 1) & mask) {
-    const int32_t id = slots_[slot];
-    if (id == kNoToken || spelling(id) == symbols) return id;
-  }
+std::optional<std::pair<std::string_view, std::string_view>> merge_line_sides(std::string_view line) {
+  const size_t space = line.find(' ');
+  if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+      line.find(' ', space + 1) != std::string_view::npos)
+    return std::nullopt;
+  return std::make_pair(line.substr(0, space), line.substr(space + 1));
 }
 
-void VocabSymbols::index(int32_t id) {
-  const size_t mask = slots_.size() - 1;
-  size_t slot = hash_of(spelling(id)) & mask;
-  while (slots_[slot] != kNoToken) slot = (slot + 1) & mask;
-  slots_[slot] = id;
+int32_t VocabSymbols::id_of(std::string_view symbols) const {
+  return slots_.find(symbols, [this](int32_t id) { return spelling(id); });
 }
 
 bool read_vocab_fast(std::string_view text, const ByteUnicodeTable& table, BpeModel& model, VocabSymbols& symbols) {
@@ -174,21 +161,18 @@ bool read_vocab_fast(std::string_view text, const ByteUnicodeTable& table, BpeMo
   model.reserve_tokens(static_cast<size_t>(count));
   symbols.begin_.assign(keys.size(), 0);
   symbols.length_.assign(keys.size(), 0);
-  std::vector<bool> id_taken(keys.size(), false);
+  symbols.slots_.reset(keys.size());
+  const auto spelling = [&symbols](int32_t id) { return symbols.spelling(id); };
   for (const ScannedKey& key : keys) {
-    if (key.id >= count || id_taken[key.id] || key.length == 0) return false;
-    const std::string_view spelled = std::string_view(symbols.text_).substr(key.begin, key.length);
-    std::optional<std::string> bytes = table.to_bytes(spelled, nullptr);
+    if (key.id >= count || symbols.length_[key.id] != 0 || key.length == 0) return false;
+    const auto id = static_cast<int32_t>(key.id);
+    symbols.begin_[id] = key.begin;
+    symbols.length_[id] = key.length;
+    std::optional<std::string> bytes = table.to_bytes(symbols.spelling(id), nullptr);
     // The byte symbols are a bijection, so a repeated key is a repeated byte string.
-    if (!bytes || !model.add_token(static_cast<int32_t>(key.id), std::move(*bytes))) return false;
-    id_taken[key.id] = true;
-    symbols.begin_[key.id] = key.begin;
-    symbols.length_[key.id] = key.length;
+    if (!bytes || !model.add_token(id, std::move(*bytes)) || !symbols.slots_.insert(id, symbols.spelling(id), spelling))
+      return false;
   }
-  size_t slot_count = 1;
-  while (slot_count < 2 * keys.size()) slot_count *= 2;
-  symbols.slots_.assign(slot_count, kNoToken);
-  for (int32_t id = 0; id < static_cast<int32_t>(count); ++id) symbols.index(id);
   return true;
 }
 
@@ -205,12 +189,9 @@ bool read_merges_fast(std::string_view text, const VocabSymbols& symbols, BpeMod
     if (end == std::string_view::npos) end = text.size();
     const std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    const size_t space = line.find(' ');
-    if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
-        line.find(' ', space + 1) != std::string_view::npos)
-      return false;
-    const std::string_view left = line.substr(0, space);
-    const std::string_view right = line.substr(space + 1);
+    const auto sides = merge_line_sides(line);
+    if (!sides) return false;
+    const auto [left, right] = *sides;
     merged.assign(left).append(right);
     const int32_t left_id = symbols.id_of(left);
     const int32_t right_id = symbols.id_of(right);

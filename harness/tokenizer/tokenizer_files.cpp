@@ -198,15 +198,14 @@ void read_merges_checked(const std::string& path, const std::string& text, const
       }
       continue;
     }
-    const size_t space = line.find(' ');
-    if (line.empty() || space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
-        line.find(' ', space + 1) != std::string_view::npos) {
+    const auto sides = merge_line_sides(line);
+    if (!sides) {
       throw TokenizerError("merges file '" + path + "': line " + std::to_string(line_number) + " " + shown_quoted(line) +
                            " is not two tokens separated by one space; each line is \"<left> <right>\", "
                            "e.g. \"Ġ t\"");
     }
-    const std::string left = merge_side(path, line_number, line, line.substr(0, space), table);
-    const std::string right = merge_side(path, line_number, line, line.substr(space + 1), table);
+    const std::string left = merge_side(path, line_number, line, sides->first, table);
+    const std::string right = merge_side(path, line_number, line, sides->second, table);
     const auto find_token = [&](const std::string& bytes, std::string_view role) {
       const int32_t id = model.id_of(bytes);
       if (id < 0) {
