@@ -1,5 +1,7 @@
 #include "params/portable_rng.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,8 @@ constexpr int kMantissaBits = 53;  // std::numeric_limits<double>::digits, as un
 constexpr uint64_t kMantissaMask = (uint64_t{1} << kMantissaBits) - 1;
 constexpr double kTwoToMinus53 = 1.0 / static_cast<double>(uint64_t{1} << kMantissaBits);
 constexpr double kLambda = 1.0;  // multinomial draws Exp(1)
+// Entries whose engine outputs are made in one go: next_bits' order (high, then low), in blocks.
+constexpr size_t kRaceBlock = 512;
 
 }  // namespace
 
@@ -53,8 +57,11 @@ RacePick PortableMultinomial::race(const float* probs, size_t n) {
   // racing gives the same numbers. Every draw is consumed even after a NaN won (RaceLeaders
   // ignores the rest), so the generator advances 2 x 32 bits per entry whatever happens.
   RaceLeaders leaders;
+  std::array<uint32_t, 2 * kRaceBlock> words;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t bits = next_bits();
+    const size_t in_block = i % kRaceBlock;
+    if (in_block == 0) engine_.fill(words.data(), 2 * std::min(kRaceBlock, n - i));
+    const uint64_t bits = (uint64_t{words[2 * in_block]} << 32) | words[2 * in_block + 1];
     // p = 0: 0 / q is 0 for every q > 0, so its logarithm is not computed; only q = 0 (u = 0
     // exactly) gives 0 / -0 = NaN. A ratio of 0 can neither beat a winner nor give a margin (a
     // runner-up needs a ratio > 0): it is offered only while there is no winner, as argmax of

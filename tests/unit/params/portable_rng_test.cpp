@@ -75,5 +75,22 @@ TEST(Mt19937, EveryOutputIsStdMt19937s) {
   EXPECT_EQ(value, 4123659995u);
 }
 
+// A race takes its outputs in blocks (fill); blocks of any size, across twists and mixed with
+// single outputs, must be the sequence one output at a time gives.
+TEST(Mt19937, FilledBlocksAreTheOutputsOneAtATime) {
+  Mt19937 ours(42u);
+  std::mt19937 standard(42u);
+  std::vector<uint32_t> block;
+  size_t compared = 0;
+  for (size_t n : {size_t{0}, size_t{1}, size_t{623}, size_t{1}, size_t{624}, size_t{625}, size_t{1024}, size_t{1}, size_t{1300}, size_t{3}}) {
+    block.assign(n, 0);
+    ours.fill(block.data(), n);
+    for (size_t i = 0; i < n; ++i, ++compared) ASSERT_EQ(block[i], standard()) << "a block of " << n << ", output " << i;
+    ASSERT_EQ(ours(), standard()) << "the single output after a block of " << n;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 4212u);
+}
+
 }  // namespace
 }  // namespace genrepro
