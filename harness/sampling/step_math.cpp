@@ -9,6 +9,9 @@ namespace genrepro {
 
 namespace {
 
+// Up to this many best ids are found in one pass over the row; more are sorted for.
+constexpr int64_t kFewBest = 64;
+
 class StrictStepMath final : public StepMath {
  public:
   const sampling::RowMath& chain() const override { return sampling::aten_float_math(); }
@@ -22,15 +25,32 @@ class StrictStepMath final : public StepMath {
   }
 
   std::vector<int64_t> best_ids(const std::vector<float>& logits, int64_t k) const override {
-    std::vector<int64_t> ids(logits.size());
-    std::iota(ids.begin(), ids.end(), 0);
     const auto first = [&logits](int64_t a, int64_t b) {
       const float la = logits[static_cast<size_t>(a)], lb = logits[static_cast<size_t>(b)];
       return la != lb ? la > lb : a < b;
     };
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), first);
-    ids.resize(static_cast<size_t>(k));
-    return ids;
+    if (k > kFewBest) {
+      std::vector<int64_t> ids(logits.size());
+      std::iota(ids.begin(), ids.end(), 0);
+      std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), first);
+      ids.resize(static_cast<size_t>(k));
+      return ids;
+    }
+    // The few a record lists, kept in order in one pass over the row: the same ids as the sort
+    // above (the order is total: ties go to the lower id), without sorting every id of the row.
+    // Ids come in ascending order, so a later id goes before the last kept one only with a larger
+    // logit: while k are kept, one comparison with the last one's logit turns most ids away.
+    std::vector<int64_t> best;
+    best.reserve(static_cast<size_t>(k) + 1);
+    const auto n = static_cast<int64_t>(logits.size());
+    float last_kept = 0;
+    for (int64_t id = 0; id < n && k > 0; ++id) {
+      if (static_cast<int64_t>(best.size()) == k && !(logits[static_cast<size_t>(id)] > last_kept)) continue;
+      best.insert(std::upper_bound(best.begin(), best.end(), id, first), id);
+      if (static_cast<int64_t>(best.size()) > k) best.pop_back();
+      last_kept = logits[static_cast<size_t>(best.back())];
+    }
+    return best;
   }
 
   // One accumulator in id order: the sum's order is the ids', whatever the CPU.
