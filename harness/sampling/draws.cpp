@@ -44,9 +44,9 @@ std::optional<Drawn> ArgmaxDraw::draw(Candidates& cur, bool pick) {
 
 std::optional<Drawn> RaceDraw::draw(Candidates& cur, bool pick) {
   // probs = torch.softmax(scores, dim=-1), over the whole row in id order
-  std::vector<float> scores(cur.size);
-  for (size_t i = 0; i < cur.size; ++i) scores[i] = cur.data[i].logit;
-  const std::vector<float> probs = math_.softmax(scores);
+  scores_.resize(cur.size);
+  for (size_t i = 0; i < cur.size; ++i) scores_[i] = cur.data[i].logit;
+  const std::vector<float> probs = math_.softmax(scores_);
   check_distribution(probs);
   for (size_t i = 0; i < cur.size; ++i) cur.data[i].p = probs[i];
   if (!pick) return std::nullopt;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "params/portable_rng.hpp"
 #include "params/run_params.hpp"
@@ -67,6 +68,7 @@ class RaceDraw : public Draw {
  private:
   PortableMultinomial race_;
   const RowMath& math_;
+  std::vector<float> scores_;  // the row softmax reads, kept between steps: a new one is zero-filled first
 };
 
 class DistDraw : public Draw {

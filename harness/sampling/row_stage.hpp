@@ -23,6 +23,7 @@ class RowStage : public Stage {
  private:
   SamplerStage which_;
   Rule rule_;
+  std::vector<float> scores_;  // the row the rule works on, kept between steps: a new one is zero-filled first
 };
 
 }  // namespace genrepro::sampling
