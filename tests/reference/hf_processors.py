@@ -35,10 +35,11 @@ import math
 import os
 import sys
 
+import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from framework_hash import float_bits, word_hash  # noqa: E402
+from framework_hash import float_bits, segment_hashes  # noqa: E402
 import torch_threads  # noqa: E402
 
 NEG_INF = -float("inf")
@@ -271,29 +272,58 @@ def apply_stage(name, c, input_ids, scores, prompt_length, eos):
     raise ValueError(name)
 
 
-def kept_hash(scores):
-    """framework_hash.word_hash of the kept ids (scores above -inf), ascending; the C++ test computes the same."""
-    return word_hash(torch.nonzero(scores.reshape(-1) > NEG_INF).reshape(-1).numpy())
+class StageHashes:
+    """The hashes of the stages' scores that run_chain records, filled into the records (their [2] and
+    [3]) a megabyte of scores at a time: numpy's per-call overhead on each stage's short array, one at
+    a time, cost more than hashing its words did (framework_hash.segment_hashes); much larger batches
+    fall out of the caches. The C++ test computes the same two hashes of a stage:
+      kept: framework_hash.word_hash of the kept ids (scores above -inf), ascending;
+      bits: framework_hash.word_hash of the float32 bit patterns of every score, in index order."""
+
+    LIMIT = 1 << 18  # scores
+
+    def __init__(self):
+        self.records, self.scores, self.held = [], [], 0
+
+    def add(self, record, scores):
+        """record[2] (kept) and record[3] (bits) of `scores` (1-D numpy, copied as it is now); record[1]
+        is its kept count already."""
+        self.records.append(record)
+        self.scores.append(scores.copy())
+        self.held += scores.size
+        if self.held >= self.LIMIT:
+            self.flush()
+
+    def flush(self):
+        if not self.records:
+            return
+        sizes = [a.size for a in self.scores]
+        s = np.concatenate(self.scores)
+        # each score's index in its own stage's array: the ids of the kept ones are what "kept" hashes
+        index = np.arange(s.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        kept = segment_hashes(index[s > NEG_INF], [r[1] for r in self.records])
+        bits = segment_hashes(float_bits(s), sizes)
+        for r, k, b in zip(self.records, kept, bits):
+            r[2], r[3] = k, b
+        self.records, self.scores, self.held = [], [], 0
 
 
-def bits_hash(scores):
-    """framework_hash.word_hash of the float32 bit patterns of every score, in index order."""
-    return word_hash(float_bits(scores.reshape(-1).contiguous().numpy()))
-
-
-def run_chain(c, logits, ids, prompt_length, eos, generator, record=True):
+def run_chain(c, logits, ids, prompt_length, eos, generator, hashes=None):
     """One step: the stages, then the pick. Returns (per-stage records, token); token None when a
     stage left nothing (every score -inf), where genrepro stops the run with a NumericsError.
-    record False: no per-stage hashes (a whole generation compares tokens only), the same scores."""
+    hashes a StageHashes: per-stage records, their hashes filled in by hashes.flush() at the latest;
+    None: no records (a whole generation compares tokens only), the same scores."""
     greedy = c.get("greedy", False)
     input_ids = torch.tensor([ids], dtype=torch.long)
     scores = logits.reshape(1, -1).to(torch.float32)
     records = []
     for name in stages_of(c, greedy):
         scores = apply_stage(name, c, input_ids, scores, prompt_length, eos)
-        kept = int((scores > NEG_INF).sum())
-        if record:
-            records.append([name, kept, kept_hash(scores), bits_hash(scores)])
+        flat = scores.numpy().reshape(-1)
+        kept = int(np.count_nonzero(flat > NEG_INF))
+        if hashes is not None:
+            records.append([name, kept, None, None])
+            hashes.add(records[-1], flat)
         if kept == 0:  # nothing left: HF's multinomial would refuse the NaN probabilities
             return records, None
     if greedy:
@@ -375,14 +405,16 @@ def write_vectors(out_dir, count):
         for x in vectors:
             f.write(x.numpy().astype("<f4").tobytes())
     generators = {c["name"]: torch.Generator(device="cpu").manual_seed(c["seed"]) for c in CONFIGS}
+    hashes = StageHashes()
     cases = []
     with torch.no_grad():
         for i, x in enumerate(vectors):
             c = CONFIGS[i % len(CONFIGS)]
             ids, prompt_length = make_history(x.numel(), i)
-            records, token = run_chain(c, x, ids, prompt_length, EOS, generators[c["name"]])
+            records, token = run_chain(c, x, ids, prompt_length, EOS, generators[c["name"]], hashes)
             cases.append({"vector": i, "size": x.numel(), "config": c["name"], "ids": ids,
                           "prompt_length": prompt_length, "stages": records, "token": token})
+    hashes.flush()
     with open(os.path.join(out_dir, "cases.json"), "w") as f:
         f.write(json.dumps({"eos": EOS, "configs": CONFIGS, "cases": cases}))  # dumps uses the C encoder (dump the Python one)
     return vectors, cases
@@ -429,7 +461,7 @@ def generation(model, prompt_ids, c, max_new_tokens):
         for _ in range(max_new_tokens):
             if len(ids) >= model.n_positions:
                 break
-            _, token = run_chain(c, model.last(ids), ids, len(prompt_ids), model.eos, generator, record=False)
+            _, token = run_chain(c, model.last(ids), ids, len(prompt_ids), model.eos, generator)
             ids.append(token)
             new.append(token)
             if token == model.eos:

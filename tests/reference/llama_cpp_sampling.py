@@ -33,7 +33,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from framework_hash import float_bits, word_hash  # noqa: E402
+from framework_hash import float_bits, segment_counts, segment_hashes  # noqa: E402
 import torch_threads  # noqa: E402
 
 TOKEN_DTYPE = np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
@@ -124,26 +124,63 @@ def stages_of(c):
     return order + c.get("order", ORDER)
 
 
-def view(a):
-    """The candidate array `a` points at, as a numpy array laid out as llama_token_data (no copy):
-    wherever a sampler left data, size entries from there."""
+def snapshot(a):
+    """The candidate array `a` points at, copied out as bytes laid out as llama_token_data: wherever a
+    sampler left data, size entries from there."""
     if a.size == 0:
-        return np.zeros(0, dtype=TOKEN_DTYPE)
-    addr = ctypes.cast(a.data, ctypes.c_void_p).value
-    raw = (ctypes.c_uint8 * (a.size * ctypes.sizeof(TokenData))).from_address(addr)
-    return np.frombuffer(raw, dtype=TOKEN_DTYPE)
+        return b""
+    return ctypes.string_at(a.data, a.size * ctypes.sizeof(TokenData))
 
 
-def array_hash(a):
-    """framework_hash.word_hash of (id << 32) | logit bits for every candidate, in the array's order."""
-    v = view(a)
-    words = (v["id"].astype(np.uint32).astype(np.uint64) << np.uint64(32)) | float_bits(v["logit"])
-    return word_hash(words)
+def finite(a):
+    return int(np.count_nonzero(np.frombuffer(snapshot(a), dtype=TOKEN_DTYPE)["logit"] != -np.inf))
 
 
-def p_hash(a):
-    """framework_hash.word_hash of every candidate's p bits, in the array's order."""
-    return word_hash(float_bits(view(a)["p"]))
+class Hashes:
+    """The finite counts and hashes of the arrays one_case snapshots, filled into its records a
+    megabyte of arrays at a time: numpy's per-call overhead on each of some 50,000 short arrays, one
+    at a time, cost more than hashing their words did (framework_hash.segment_hashes); much larger
+    batches fall out of the caches. The C++ test computes the same:
+      a stage's array: the number of logits other than -inf, and framework_hash.word_hash of
+        (id << 32) | logit bits for every candidate, in the array's order;
+      dist's (p_hash): framework_hash.word_hash of every candidate's p bits, in the array's order."""
+
+    LIMIT = 1 << 20  # bytes
+
+    def __init__(self):
+        self.stages, self.picks, self.held = [], [], 0
+
+    def stage(self, record, snap):
+        """record[2] (finite) and record[4] (hash) of the snapshot `snap`."""
+        self.stages.append((record, snap))
+        self.hold(len(snap))
+
+    def pick(self, case, snap):
+        """case["p_hash"] of the snapshot `snap`."""
+        self.picks.append((case, snap))
+        self.hold(len(snap))
+
+    def hold(self, nbytes):
+        self.held += nbytes
+        if self.held >= self.LIMIT:
+            self.flush()
+
+    def flush(self):
+        if self.stages:
+            records, v, sizes = self.unpack(self.stages)
+            words = (v["id"].astype(np.uint32).astype(np.uint64) << np.uint64(32)) | float_bits(v["logit"])
+            for r, f, h in zip(records, segment_counts(v["logit"] != -np.inf, sizes), segment_hashes(words, sizes)):
+                r[2], r[4] = f, h
+        if self.picks:
+            cases, v, sizes = self.unpack(self.picks)
+            for c, h in zip(cases, segment_hashes(float_bits(v["p"]), sizes)):
+                c["p_hash"] = h
+        self.stages, self.picks, self.held = [], [], 0
+
+    @staticmethod
+    def unpack(pending):
+        targets, snaps = zip(*pending)
+        return targets, np.frombuffer(b"".join(snaps), dtype=TOKEN_DTYPE), [len(b) // TOKEN_DTYPE.itemsize for b in snaps]
 
 
 def candidates(logits):
@@ -155,10 +192,6 @@ def candidates(logits):
     buf["logit"] = np.asarray(logits, dtype=np.float32)
     data = (TokenData * n).from_buffer(buf)
     return buf, data, TokenDataArray(data, n, -1, False)
-
-
-def finite(a):
-    return int(np.count_nonzero(view(a)["logit"] != -np.inf))
 
 
 CONFIGS = [
@@ -224,8 +257,9 @@ def read_vectors(path, sizes):
     return [blob[offsets[i]:offsets[i + 1]] for i in range(len(sizes))]
 
 
-def one_case(llama, dists, c, i, x, ids):
-    """Vector i through configuration c, sampler by sampler, then c's dist sampler."""
+def one_case(llama, dists, c, i, x, ids, hashes):
+    """Vector i through configuration c, sampler by sampler, then c's dist sampler. The hashes are
+    `hashes`' to fill in (Hashes)."""
     n = len(x)
     buf, data, a = candidates(x)
     records = []
@@ -236,12 +270,15 @@ def one_case(llama, dists, c, i, x, ids):
                 llama.lib.llama_sampler_accept(s, t)
         llama.lib.llama_sampler_apply(s, ctypes.byref(a))
         llama.lib.llama_sampler_free(s)
-        records.append([name, a.size, finite(a), bool(a.sorted), array_hash(a)])
+        records.append([name, a.size, None, bool(a.sorted), None])
+        hashes.stage(records[-1], snapshot(a))
     if finite(a) == 0:
         return {"vector": i, "config": c["name"], "ids": ids, "stages": records, "token": None}
     llama.lib.llama_sampler_apply(dists[c["name"]], ctypes.byref(a))
-    return {"vector": i, "config": c["name"], "ids": ids, "stages": records,
-            "selected": a.selected, "token": int(a.data[a.selected].id), "p_hash": p_hash(a)}
+    case = {"vector": i, "config": c["name"], "ids": ids, "stages": records,
+            "selected": a.selected, "token": int(a.data[a.selected].id), "p_hash": None}
+    hashes.pick(case, snapshot(a))
+    return case
 
 
 def write_cases(llama, vectors_dir, vectors=None, hf_cases=None):
@@ -253,8 +290,10 @@ def write_cases(llama, vectors_dir, vectors=None, hf_cases=None):
     if vectors is None:
         vectors = read_vectors(os.path.join(vectors_dir, "vectors.f32"), [c["size"] for c in hf_cases])
     dists = {c["name"]: llama.lib.llama_sampler_init_dist(c["seed"]) for c in CONFIGS + SWEEP}
-    cases = [one_case(llama, dists, CONFIGS[i % len(CONFIGS)], i, x, hc["ids"]) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
-    sweep = [one_case(llama, dists, SWEEP[i % len(SWEEP)], i, x, hc["ids"]) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
+    hashes = Hashes()
+    cases = [one_case(llama, dists, CONFIGS[i % len(CONFIGS)], i, x, hc["ids"], hashes) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
+    sweep = [one_case(llama, dists, SWEEP[i % len(SWEEP)], i, x, hc["ids"], hashes) for i, (x, hc) in enumerate(zip(vectors, hf_cases))]
+    hashes.flush()
     for d in dists.values():
         llama.lib.llama_sampler_free(d)
     with open(os.path.join(vectors_dir, "llama-cases.json"), "w") as f:
