@@ -3,8 +3,10 @@
 //   decode/<preset>/<mode>/batch:B   one lock-step decoding step of B runs (reference and tiled),
 //                                    counters: useful tokens/s (B per step)
 //   prefill/<preset>                 the prompt's forward pass (8 tokens), into a fresh cache
-//   sampler_and_record/<preset>      temperature -> top-p -> softmax -> multinomial -> the step
-//                                    record, on one run's logits: what a batch pays per row
+//   sampler_and_record/<preset>/<numerics>
+//                                    temperature -> top-p -> softmax -> multinomial -> the step
+//                                    record, on one run's logits: what a batch pays per row, with
+//                                    libtorch's row math (reference, tiled) or strict's own
 //   load_and_hash/<preset>           Gpt2Model::load + sha256 of model.safetensors (the evidence's)
 // Wall-clock rates (UseRealTime): the BLAS threads do the work, not the benchmark thread.
 // Run: scripts/bench.sh (this, then the grid and generate against the Python loop, with ratios).
@@ -12,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -27,6 +30,7 @@
 #include "bench_fixtures.hpp"
 #include "model/fixture_model.hpp"
 #include "model/model_files.hpp"
+#include "sampling/step_math.hpp"
 #include "util/sha256.hpp"
 #include "engine/torch_row_math.hpp"
 
@@ -74,7 +78,7 @@ void bench_prefill(benchmark::State& state, const Loaded* loaded) {
   }
 }
 
-void bench_sampler_and_record(benchmark::State& state, const Loaded* loaded) {
+void bench_sampler_and_record(benchmark::State& state, const Loaded* loaded, const genrepro::StepMath* math_in) {
   genrepro::set_blas_threads(1);
   genrepro::KvCache cache = loaded->model->make_cache(64);
   const std::vector<float> logits = genrepro::logits_row(loaded->model->forward_cached(cache, kPromptIds), -1);
@@ -84,7 +88,7 @@ void bench_sampler_and_record(benchmark::State& state, const Loaded* loaded) {
   s.top_p = 0.9;
   s.sampler_order = {genrepro::SamplerStage::temperature, genrepro::SamplerStage::top_p};
   s.seed = 42;
-  const genrepro::StepMath& math = genrepro::torch_step_math();
+  const genrepro::StepMath& math = *math_in;
   genrepro::RunChain chain(s, kPromptIds, 50256, math.chain());
   const genrepro::TokenText text = [](int64_t id) { return std::to_string(id); };
   int64_t step = 0;
@@ -142,8 +146,9 @@ int main(int argc, char** argv) {
           ->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
     }
     benchmark::RegisterBenchmark(("prefill/" + p).c_str(), bench_prefill, l)->Unit(benchmark::kMillisecond)->UseRealTime();
-    benchmark::RegisterBenchmark(("sampler_and_record/" + p).c_str(), bench_sampler_and_record, l)
-        ->Unit(benchmark::kMicrosecond)->UseRealTime();
+    for (const auto& [numerics, math] : {std::pair{"reference", &genrepro::torch_step_math()}, std::pair{"strict", &genrepro::strict_step_math()}})
+      benchmark::RegisterBenchmark(("sampler_and_record/" + p + "/" + numerics).c_str(), bench_sampler_and_record, l, math)
+          ->Unit(benchmark::kMicrosecond)->UseRealTime();
     benchmark::RegisterBenchmark(("load_and_hash/" + p).c_str(), bench_load_and_hash, l)->Unit(benchmark::kMillisecond)->UseRealTime();
     models.push_back(std::move(loaded));
   }
