@@ -58,9 +58,9 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& out) con
     if (left == kNone) return;
     const int32_t right = symbols[left].next;
     if (right == kNone) return;
-    const auto it = merges.find(pair_key(symbols[left].id, symbols[right].id));
-    if (it == merges.end()) return;
-    into.push_back({it->second.rank, left, symbols[left].id, symbols[right].id, it->second.merged_id});
+    const BpeMerge* merge = merges.find(pair_key(symbols[left].id, symbols[right].id));
+    if (merge == nullptr) return;
+    into.push_back({merge->rank, left, symbols[left].id, symbols[right].id, merge->merged_id});
   };
   std::vector<Candidate> initial;
   for (int32_t i = 0; i + 1 < n; ++i) find_pair(i, initial);

@@ -8,22 +8,17 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "tokenizer/id_slots.hpp"
+#include "tokenizer/merge_table.hpp"
 
 namespace genrepro {
-
-struct BpeMerge {
-  int32_t rank = 0;       // line order in merges.txt: lower merges first
-  int32_t merged_id = 0;  // the token the pair becomes
-};
 
 struct BpeModel {
   std::vector<std::string> token_bytes;                    // id -> bytes
   std::array<int32_t, 256> byte_ids{};                     // the single-byte tokens
-  std::unordered_map<uint64_t, BpeMerge> merges;           // (left id, right id) -> merge
+  MergeTable merges;                                       // (left id, right id) -> merge
 
   // Makes room for ids 0..count-1, all without bytes yet (clears what was there).
   void reserve_tokens(size_t count);

@@ -219,11 +219,11 @@ void read_merges_checked(const std::string& path, const std::string& text, const
     const int32_t right_id = find_token(right, "its right side");
     merged.assign(left).append(right);
     const int32_t merged_id = find_token(merged, "the merged token");
-    const auto [it, inserted] = model.merges.emplace(BpeModel::pair_key(left_id, right_id), BpeMerge{rank, merged_id});
+    const auto [held, inserted] = model.merges.emplace(BpeModel::pair_key(left_id, right_id), BpeMerge{rank, merged_id});
     if (!inserted) {
       // Every line after the header is a merge, so rank r was read from line r + 2.
       throw TokenizerError("merges file '" + path + "': line " + std::to_string(line_number) + " " + shown_quoted(line) +
-                           " repeats the merge of line " + std::to_string(it->second.rank + 2) +
+                           " repeats the merge of line " + std::to_string(held->rank + 2) +
                            "; each pair is merged once, remove one of them");
     }
     ++rank;
